@@ -1,0 +1,238 @@
+"""The rule configuration: every rule field of RULES.md section 7.
+
+A :class:`RuleConfig` is immutable and validated.  Build one with
+:func:`load_rules` from a preset name (``pagat``, ``bicycle``, ``six_player``,
+``individual``), a YAML file, a mapping or another config, plus keyword
+overrides of single fields::
+
+    load_rules("pagat", decks=6)
+    load_rules("configs/rules/bicycle.yaml")
+
+Bad input raises :class:`RuleConfigError` naming the field and the problem.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping, Tuple, Union
+
+from .cards import PER_DECK
+
+
+class RuleConfigError(ValueError):
+    """A rule configuration that is malformed or describes an impossible game."""
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    """Rule fields.  Defaults are the ``pagat`` preset."""
+
+    #: number of players (seats ``player_0`` ...)
+    players: int = 4
+    #: number of teams; seat ``i`` belongs to team ``i % teams`` (partners opposite / alternate)
+    teams: int = 2
+    #: standard 54-card decks shuffled together
+    decks: int = 5
+    #: cards dealt to each hand and each foot
+    hand_size: int = 13
+    foot_size: int = 13
+    #: first-meld minimum of each round; the number of entries is the number of rounds
+    minimums: Tuple[int, ...] = (50, 90, 120, 150)
+    #: ``double``: naturals >= 2 x wilds; ``majority``: naturals > wilds
+    wild_limit: str = "double"
+    #: whether melds of wild cards only (and wild books) are allowed
+    wild_melds: bool = True
+    #: book bonuses
+    clean_book: int = 500
+    dirty_book: int = 300
+    wild_book: int = 1500
+    #: bonus per red three laid, and the (negative) score per red three left in hand or foot
+    red_three_bonus: int = 100
+    red_three_left: int = -100
+    #: bonus for the team that goes out
+    go_out_bonus: int = 100
+    #: books the team needs before one of its players may go out
+    go_out_clean: int = 2
+    go_out_dirty: int = 2
+    go_out_wild: int = 1
+    #: a player must ask a teammate "may I go out?" and get a yes
+    ask_partner: bool = True
+    #: every teammate must have picked up their foot and played from it
+    partner_in_foot: bool = True
+    #: cards taken from the discard pile: a positive number from the top, or ``"all"``
+    pile_take: Union[int, str] = 7
+    #: equal totals after the last round: ``draw`` or ``extra_round`` (one more at the last minimum)
+    tie_break: str = "draw"
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # --- derived ----------------------------------------------------------
+    @property
+    def rounds(self) -> int:
+        return len(self.minimums)
+
+    @property
+    def team_size(self) -> int:
+        return self.players // self.teams
+
+    @property
+    def total_cards(self) -> int:
+        return sum(PER_DECK) * self.decks
+
+    def team_of(self, player: int) -> int:
+        return player % self.teams
+
+    def teammates(self, player: int) -> Tuple[int, ...]:
+        """Other members of ``player``'s team, in turn order starting after ``player``."""
+        n = self.players
+        return tuple((player + k) % n for k in range(1, n) if (player + k) % n % self.teams == player % self.teams)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["minimums"] = list(self.minimums)
+        return d
+
+    def replace(self, **overrides: Any) -> "RuleConfig":
+        return load_rules(self, **overrides)
+
+
+_FIELD_TYPES = {
+    "players": int, "teams": int, "decks": int, "hand_size": int, "foot_size": int,
+    "minimums": tuple, "wild_limit": str, "wild_melds": bool, "clean_book": int,
+    "dirty_book": int, "wild_book": int, "red_three_bonus": int, "red_three_left": int,
+    "go_out_bonus": int, "go_out_clean": int, "go_out_dirty": int, "go_out_wild": int,
+    "ask_partner": bool, "partner_in_foot": bool, "pile_take": (int, str), "tie_break": str,
+}
+
+
+def _validate(c: RuleConfig) -> None:
+    for f in fields(c):
+        v = getattr(c, f.name)
+        want = _FIELD_TYPES[f.name]
+        if f.name == "minimums":
+            if not isinstance(v, tuple) or not v:
+                raise RuleConfigError(f"rule field 'minimums' must be a non-empty list of integers, got {v!r}")
+            for m in v:
+                if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+                    raise RuleConfigError(f"rule field 'minimums' must hold non-negative integers, got {m!r}")
+            continue
+        if want is int and (isinstance(v, bool) or not isinstance(v, int)):
+            raise RuleConfigError(f"rule field {f.name!r} must be an integer, got {type(v).__name__} {v!r}")
+        if want is bool and not isinstance(v, bool):
+            raise RuleConfigError(f"rule field {f.name!r} must be true or false, got {v!r}")
+        if want is str and not isinstance(v, str):
+            raise RuleConfigError(f"rule field {f.name!r} must be a string, got {v!r}")
+    if not 2 <= c.players <= 8:
+        raise RuleConfigError(f"rule field 'players' must be between 2 and 8, got {c.players}")
+    if c.teams < 2 or c.players % c.teams:
+        raise RuleConfigError(
+            f"rule field 'teams' must be at least 2 and divide players ({c.players}) evenly, got {c.teams}")
+    for name in ("decks", "hand_size", "foot_size"):
+        if getattr(c, name) < 1:
+            raise RuleConfigError(f"rule field {name!r} must be at least 1, got {getattr(c, name)}")
+    if c.wild_limit not in ("double", "majority"):
+        raise RuleConfigError(f"rule field 'wild_limit' must be 'double' or 'majority', got {c.wild_limit!r}")
+    if c.tie_break not in ("draw", "extra_round"):
+        raise RuleConfigError(f"rule field 'tie_break' must be 'draw' or 'extra_round', got {c.tie_break!r}")
+    if isinstance(c.pile_take, bool) or not (
+            (isinstance(c.pile_take, int) and c.pile_take >= 1) or c.pile_take == "all"):
+        raise RuleConfigError(f"rule field 'pile_take' must be a positive integer or 'all', got {c.pile_take!r}")
+    for name in ("go_out_clean", "go_out_dirty", "go_out_wild"):
+        if getattr(c, name) < 0:
+            raise RuleConfigError(f"rule field {name!r} must be non-negative, got {getattr(c, name)}")
+    if c.go_out_wild > 0 and not c.wild_melds:
+        raise RuleConfigError(
+            "impossible rules: go_out_wild requires wild books but wild_melds is false")
+    dealt = c.players * (c.hand_size + c.foot_size)
+    # the deal also needs the up-card and at least one draw of two from the stock
+    if dealt + 3 > c.total_cards:
+        raise RuleConfigError(
+            f"impossible rules: {c.players} players x ({c.hand_size} hand + {c.foot_size} foot) = {dealt} cards "
+            f"dealt, but {c.decks} decks hold only {c.total_cards} (the up-card and a first draw need 3 more)")
+    if c.pile_take == "all":
+        pass
+
+
+PRESETS = {
+    "pagat": {},
+    "bicycle": dict(decks=6, hand_size=11, foot_size=11, wild_limit="majority", wild_melds=False,
+                    go_out_clean=1, go_out_dirty=1, go_out_wild=0, ask_partner=False,
+                    partner_in_foot=False, tie_break="extra_round"),
+    "six_player": dict(players=6, teams=2, decks=7),
+    "individual": dict(players=3, teams=3, decks=4, ask_partner=False, partner_in_foot=False),
+}
+
+RULES_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+
+RulesLike = Union[None, str, Path, Mapping[str, Any], RuleConfig]
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name == "minimums" and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _from_mapping(data: Mapping[str, Any], source: str) -> RuleConfig:
+    if not isinstance(data, Mapping):
+        raise RuleConfigError(f"{source}: expected a mapping of rule fields, got {type(data).__name__}")
+    data = dict(data)
+    base = data.pop("preset", None)
+    known = {f.name for f in fields(RuleConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise RuleConfigError(
+            f"{source}: unknown rule field {unknown[0]!r}; known fields: {', '.join(sorted(known))}")
+    start = dict(PRESETS[_check_preset(base)]) if base is not None else {}
+    start.update({k: _coerce(k, v) for k, v in data.items()})
+    try:
+        return RuleConfig(**start)
+    except RuleConfigError as e:
+        raise RuleConfigError(f"{source}: {e}") from None
+
+
+def _check_preset(name: str) -> str:
+    if name not in PRESETS:
+        raise RuleConfigError(f"unknown rules preset {name!r}; presets: {', '.join(PRESETS)}")
+    return name
+
+
+def load_yaml(path: Union[str, Path]) -> RuleConfig:
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise RuleConfigError(f"rule file {str(p)!r} does not exist")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as e:
+        raise RuleConfigError(f"{p}: not valid YAML: {e}") from None
+    return _from_mapping(data or {}, str(p))
+
+
+def load_rules(rules: RulesLike = None, **overrides: Any) -> RuleConfig:
+    """Resolve ``rules`` (preset name, YAML path, mapping or config) and apply overrides."""
+    if rules is None:
+        base = RuleConfig()
+    elif isinstance(rules, RuleConfig):
+        base = rules
+    elif isinstance(rules, Mapping):
+        base = _from_mapping(rules, "rules")
+    elif isinstance(rules, (str, Path)):
+        s = str(rules)
+        if s in PRESETS:
+            base = _from_mapping(PRESETS[s], f"preset {s!r}")
+        elif s.endswith((".yaml", ".yml")) or Path(s).exists():
+            base = load_yaml(s)
+        else:
+            raise RuleConfigError(
+                f"unknown rules {s!r}: not a preset ({', '.join(PRESETS)}) nor a YAML file")
+    else:
+        raise RuleConfigError(f"rules must be a preset name, a YAML path or a RuleConfig, got {type(rules).__name__}")
+    if not overrides:
+        return base
+    d = base.to_dict()
+    d.update(overrides)
+    return _from_mapping(d, "rules with overrides")

@@ -1,0 +1,1019 @@
+"""The Hand and Foot rules engine (RULES.md; no PettingZoo here).
+
+Rules source: ``shared/RULES.md`` (Pagat's partnership game, contributed by
+Bill Whitnack, with the clarifications marked there).  Every rule that groups
+vary is a field of :class:`~handfoot_env.config.RuleConfig`.
+
+State is plain Python: every multiset of cards (a hand, a foot, a meld) is a
+count list over the 15 card kinds of :mod:`handfoot_env.cards`; the stock and
+the pile are lists of kinds.  A :class:`Game` is cheap to :meth:`Game.clone`.
+
+Turn structure (one ``Phase`` at a time):
+
+``DRAW``    the player to act draws two (``draw``) or takes the pile (``pickup``).
+``MELD``    melds (``meld:R:N:T:J``), ``cancel_melds``, ``ask_go_out``, and the
+            closing ``discard:C``, which ends the turn.
+``ANSWER``  the asked teammate says ``answer_yes`` or ``answer_no``; play returns
+            to the asker, still in ``MELD``.
+``GAME_OVER``
+
+Whenever the player whose turn it is holds a red three, ``lay_red_three`` is the
+only legal action (RULES.md 4.1).
+
+Engine choices beyond RULES.md (documented in docs/rules_engine.md):
+
+* ``cancel_melds`` may be used once per turn.  After it, a provisional meld is
+  legal only if the opening can still be completed; this bounds the game
+  length and keeps every listed action free of dead ends.
+* A meld that leaves an incomplete meld (a pickup overflow) or provisional
+  melds must not empty the hand; in the foot, a meld must leave two cards unless
+  the player may go out (then one or zero).
+* While a pickup overflow meld is incomplete, other melds are legal only if
+  the overflow can still be completed afterwards.
+* Asking to go out needs an opened team.
+* Round safety net: if the player to act has no legal action at all (a foot of
+  only red threes with an empty stock), the round ends as a stock-out.
+"""
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .actions import (ACTION_NAMES, ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_ACTION,
+                      DISCARD_BASE, DISCARD_KINDS, DRAW, LAY_RED_THREE, MELD_BASE, MELD_SPECS,
+                      MELDS_BY_SLOT, NUM_ACTIONS, PICKUP)
+from .cards import (BLACK3, CODES, JOKER, NUM_KINDS, NUM_RANKS, NUM_SLOTS, RED3, SLOT_CODES, TWO,
+                    VALUES, WILD_SLOT, codes_of, deck_counts, kind_of)
+from .config import RuleConfig, RulesLike, load_rules
+
+DRAW_PHASE, MELD_PHASE, ANSWER_PHASE, GAME_OVER = 0, 1, 2, 3
+PHASE_NAMES = ("draw", "meld", "answer", "game_over")
+MAX_CANCELS_PER_TURN = 1
+BOOK_SIZE = 7
+CLEAN, DIRTY, WILD = 0, 1, 2
+BOOK_TYPE_NAMES = ("clean", "dirty", "wild")
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow now; the message names it and why."""
+
+    def __init__(self, action, reason: str):
+        self.action = action
+        self.reason = reason
+        name = ACTION_NAMES[action] if isinstance(action, int) and 0 <= action < NUM_ACTIONS else repr(action)
+        super().__init__(f"illegal action {name!r}: {reason}")
+
+
+def _wild_ok(naturals: int, wilds: int, double: bool) -> bool:
+    return naturals >= 2 * wilds if double else naturals > wilds
+
+
+@lru_cache(maxsize=None)
+def _structural_melds(slot: int, hn: int, ht: int, hj: int, n0: int, t0: int, j0: int,
+                      double: bool) -> Tuple[Tuple[int, int, int, int, int], ...]:
+    """Meld actions that are valid for the meld itself: (id, N, T, J, makes_book).
+
+    ``hn/ht/hj`` are the naturals of the slot's rank, twos and jokers in hand
+    (capped by the caller), ``n0/t0/j0`` the slot's current unfinished meld.
+    """
+    size0 = n0 + t0 + j0
+    out = []
+    for aid, n, t, j in MELDS_BY_SLOT[slot]:
+        if n > hn or t > ht or j > hj:
+            continue
+        total = size0 + n + t + j
+        if total < 3 or total > BOOK_SIZE:
+            continue
+        if slot != WILD_SLOT and not _wild_ok(n0 + n, t0 + j0 + t + j, double):
+            continue
+        out.append((aid, n, t, j, total == BOOK_SIZE))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _rank_options(hn: int, n0: int, w0: int, wmax: int, double: bool) -> Tuple[Tuple[int, int], ...]:
+    """(naturals, wilds) additions to one rank that leave all its melds legal.
+
+    The rank's unfinished meld holds ``n0`` naturals and ``w0`` wilds; every
+    meld but the last must become a book before the next one starts.
+    """
+    res = set()
+
+    def rec(k: int, x: int, nc: int, wc: int, depth: int) -> None:
+        # place (a, b) more cards into the current meld; k, x already used
+        s = nc + wc
+        if s == 0 or (s >= 3 and _wild_ok(nc, wc, double)):
+            res.add((k, x))
+        if depth > 4:
+            return
+        for a in range(0, min(hn - k, BOOK_SIZE - s) + 1):
+            for b in range(0, min(wmax - x, BOOK_SIZE - s - a) + 1):
+                if a == 0 and b == 0:
+                    continue
+                ns, nn, nw = s + a + b, nc + a, wc + b
+                if ns == BOOK_SIZE:
+                    if _wild_ok(nn, nw, double):
+                        rec(k + a, x + b, 0, 0, depth + 1)
+                elif ns >= 3 and _wild_ok(nn, nw, double):
+                    res.add((k + a, x + b))
+
+    rec(0, 0, n0, w0, 0)
+    return tuple(sorted(res))
+
+
+@lru_cache(maxsize=None)
+def _wild_meld_options(w_hand: int, w0: int) -> Tuple[int, ...]:
+    """Numbers of wilds that can go into wild melds given an unfinished one of ``w0``."""
+    res = set()
+
+    def rec(used: int, s: int, depth: int) -> None:
+        if s == 0 or s >= 3:
+            res.add(used)
+        if depth > 3:
+            return
+        for a in range(1, min(w_hand - used, BOOK_SIZE - s) + 1):
+            ns = s + a
+            if ns == BOOK_SIZE:
+                rec(used + a, 0, depth + 1)
+            elif ns >= 3:
+                res.add(used + a)
+
+    rec(0, w0, 0)
+    return tuple(sorted(res))
+
+
+def max_meld_value(hand: Sequence[int], slots: Sequence[Sequence[int]], rules: RuleConfig,
+                   max_cards: int) -> int:
+    """Highest card value that ``hand`` can add to the team's melds ``slots``.
+
+    At most ``max_cards`` cards may be used.  Used for the first-meld minimum:
+    a pickup by an unopened team, and provisional melds once ``cancel_melds`` is
+    spent, are only legal when the opening can still be reached.
+    """
+    double = rules.wild_limit == "double"
+    wilds = hand[TWO] + hand[JOKER]
+    # dp: (wilds used in natural melds, cards used) -> best natural value
+    dp: Dict[Tuple[int, int], int] = {(0, 0): 0}
+    for r in range(NUM_RANKS):
+        n0, t0, j0 = slots[r]
+        hn = hand[r]
+        if hn == 0 and n0 + t0 + j0 == 0:
+            continue
+        opts = _rank_options(min(hn, 14), n0, t0 + j0, min(wilds, 6), double)
+        v = VALUES[r]
+        ndp: Dict[Tuple[int, int], int] = {}
+        for (x, c), val in dp.items():
+            for k, b in opts:
+                nx, nc = x + b, c + k + b
+                if nx > wilds or nc > max_cards:
+                    continue
+                key = (nx, nc)
+                nv = val + k * v
+                if ndp.get(key, -1) < nv:
+                    ndp[key] = nv
+        dp = ndp
+    # wild values, best first
+    wvals = [50] * hand[JOKER] + [20] * hand[TWO]
+    prefix = [0]
+    for w in wvals:
+        prefix.append(prefix[-1] + w)
+    wild_opts = (0,)
+    if rules.wild_melds:
+        w0 = slots[WILD_SLOT][1] + slots[WILD_SLOT][2]
+        wild_opts = _wild_meld_options(wilds, w0)
+    best = 0
+    for (x, c), val in dp.items():
+        for y in wild_opts:
+            if x + y <= wilds and c + y <= max_cards:
+                tot = val + prefix[x + y]
+                if tot > best:
+                    best = tot
+    return best
+
+
+class Game:
+    """One game of Hand and Foot under a :class:`RuleConfig`.
+
+    >>> g = Game("pagat"); g.reset(seed=1)
+    >>> g.legal_actions()[:1]
+    [0]
+    """
+
+    def __init__(self, rules: RulesLike = None, **overrides):
+        self.rules: RuleConfig = load_rules(rules, **overrides)
+        r = self.rules
+        self.n = r.players
+        self.num_teams = r.teams
+        self.team_of = tuple(p % r.teams for p in range(self.n))
+        self.teammates = tuple(r.teammates(p) for p in range(self.n))
+        self._double = r.wild_limit == "double"
+        self._take = None if r.pile_take == "all" else int(r.pile_take)
+        self.seed = None
+        self.phase = GAME_OVER
+
+    # ------------------------------------------------------------------ setup
+    def reset(self, seed: Optional[int] = None, shoe: Optional[Sequence[str]] = None,
+              round: int = 1, scores: Optional[Sequence[int]] = None) -> None:
+        """Start a new game.  ``shoe`` stacks the top of the first deal's shoe."""
+        r = self.rules
+        if seed is None:
+            seed = random.SystemRandom().randrange(2 ** 31)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        if isinstance(round, bool) or not isinstance(round, int) or not 1 <= round <= r.rounds:
+            raise ValueError(f"round must be an integer from 1 to {r.rounds}, got {round!r}")
+        if scores is None:
+            scores = [0] * self.num_teams
+        scores = list(scores)
+        if len(scores) != self.num_teams or not all(isinstance(s, int) and not isinstance(s, bool) for s in scores):
+            raise ValueError(f"scores must be {self.num_teams} integers (one per team), got {scores!r}")
+        self.seed = seed
+        master = random.Random(seed)
+        # one seed per deal, so that a clone needs no random-generator state
+        self.round_seeds = [master.randrange(2 ** 62) for _ in range(r.rounds + 2)]
+        self.scores = scores
+        self.round_scores: List[List[int]] = []
+        self.round_details: List[dict] = []
+        self.game_over = False
+        self.winner: Optional[int] = None
+        self.extra_round = False
+        self.action_count = 0
+        self.history: List[Tuple[int, int]] = []
+        self.round = round
+        self._deal(self._make_shoe(shoe, random.Random(self.round_seeds[round - 1])))
+
+    def _make_shoe(self, shoe: Optional[Sequence[str]], rng: random.Random) -> List[int]:
+        counts = deck_counts(self.rules.decks)
+        top: List[int] = []
+        for i, code in enumerate(shoe or ()):
+            k = kind_of(code)
+            if counts[k] == 0:
+                raise ValueError(
+                    f"shoe card {code!r} at position {i}: the {self.rules.decks} decks hold only "
+                    f"{deck_counts(self.rules.decks)[k]} of it")
+            counts[k] -= 1
+            top.append(k)
+        rest = [k for k in range(NUM_KINDS) for _ in range(counts[k])]
+        rng.shuffle(rest)
+        return top + rest
+
+    def _deal(self, order: List[int]) -> None:
+        """Deal a round from a shoe in dealing order (RULES.md section 3)."""
+        r, n = self.rules, self.n
+        rng = random.Random(self.round_seeds[self.round - 1] ^ 0x5EED)
+        self.dealer = (n - 1 + self.round - 1) % n
+        self.minimum = r.minimums[min(self.round, r.rounds) - 1]
+        pos = 0
+        self.hands = []
+        for _ in range(n):
+            h = [0] * NUM_KINDS
+            for k in order[pos:pos + r.hand_size]:
+                h[k] += 1
+            pos += r.hand_size
+            self.hands.append(h)
+        self.feet: List[Optional[List[int]]] = []
+        for _ in range(n):
+            f = [0] * NUM_KINDS
+            for k in order[pos:pos + r.foot_size]:
+                f[k] += 1
+            pos += r.foot_size
+            self.feet.append(f)
+        up = order[pos]
+        stock = order[pos + 1:]
+        stock.reverse()                      # top of the stock is the end of the list
+        while up in (RED3, TWO, JOKER) and stock:
+            stock.insert(rng.randrange(len(stock) + 1), up)
+            up = stock.pop()
+        self.stock = stock
+        self.discard = [up]
+        t = self.num_teams
+        self.melds = [[[0, 0, 0] for _ in range(NUM_SLOTS)] for _ in range(t)]
+        self.books: List[List[Tuple[int, int, int, int]]] = [[] for _ in range(t)]
+        self.book_counts = [[0, 0, 0] for _ in range(t)]
+        self.red3 = [0] * t
+        self.opened = [False] * t
+        self.played_foot = [False] * n
+        self.prov = [0] * NUM_KINDS          # cards melded from hand while unopened (cancellable)
+        self.prov_value = 0                  # card value of the unopened team's melds
+        self.forced: Optional[Tuple[int, int, int, int]] = None   # pickup cards of an unopened team
+        self.pending = [0] * NUM_KINDS       # pile cards held until the opening is complete
+        self.incomplete = -1                 # slot of a pickup overflow meld still under 3 cards
+        self.turn_player = (self.dealer + 1) % n
+        self.current = self.turn_player
+        self.phase = DRAW_PHASE
+        self.asked = False
+        self.permission: Optional[bool] = None
+        self.cancels = 0
+        self.round_actions = 0
+        self.went_out: Optional[int] = None
+        self._settle()
+
+    # --------------------------------------------------------------- queries
+    @property
+    def current_player(self) -> int:
+        return self.current
+
+    def hand_size(self, p: int) -> int:
+        return sum(self.hands[p])
+
+    def in_foot(self, p: int) -> bool:
+        return self.feet[p] is None
+
+    def books_ok(self, team: int, extra: int = -1) -> bool:
+        c = self.book_counts[team]
+        clean, dirty, wild = c
+        if extra == CLEAN:
+            clean += 1
+        elif extra == DIRTY:
+            dirty += 1
+        elif extra == WILD:
+            wild += 1
+        r = self.rules
+        return clean >= r.go_out_clean and dirty >= r.go_out_dirty and wild >= r.go_out_wild
+
+    def partners_ok(self, p: int) -> bool:
+        """Whether the teammates condition for going out holds (``partner_in_foot``)."""
+        if not self.rules.partner_in_foot:
+            return True
+        return all(self.played_foot[q] for q in self.teammates[p])
+
+    def may_go_out(self, p: int) -> bool:
+        """Everything for going out but the books: foot, teammates, permission."""
+        if self.feet[p] is not None or not self.opened[self.team_of[p]]:
+            return False
+        if not self.partners_ok(p):
+            return False
+        if self.rules.ask_partner and self.teammates[p]:
+            return self.permission is True
+        return True
+
+    def pile_blocked(self) -> bool:
+        return not self.discard or self.discard[-1] in (RED3, BLACK3)
+
+    def answerer(self, p: int) -> int:
+        return self.teammates[p][0]
+
+    # ----------------------------------------------------------- legal list
+    def legal_actions(self) -> List[int]:
+        """Every action the player to act may take now, in id order."""
+        ph = self.phase
+        if ph == GAME_OVER:
+            return []
+        if ph == ANSWER_PHASE:
+            return [ANSWER_YES, ANSWER_NO]
+        p = self.current
+        hand = self.hands[p]
+        if hand[RED3]:
+            return [LAY_RED_THREE]
+        if ph == DRAW_PHASE:
+            out = []
+            if len(self.stock) >= 2:
+                out.append(DRAW)
+            if self._pickup_reason(p) is None:
+                out.append(PICKUP)
+            return out
+        out = []
+        team = self.team_of[p]
+        if self._cancel_reason(p) is None:
+            out.append(CANCEL_MELDS)
+        if self._ask_reason(p) is None:
+            out.append(ASK_GO_OUT)
+        if not (self.incomplete >= 0 or (not self.opened[team] and (self.prov_value or self.forced))):
+            size = sum(hand)
+            if size > 1 or self.feet[p] is not None or (self.may_go_out(p) and self.books_ok(team)):
+                for k in DISCARD_KINDS:
+                    if hand[k]:
+                        out.append(DISCARD_ACTION[k])
+        out.extend(self._legal_melds(p))
+        return out
+
+    def _legal_melds(self, p: int) -> List[int]:
+        hand = self.hands[p]
+        team = self.team_of[p]
+        slots = self.melds[team]
+        ht, hj = hand[TWO], hand[JOKER]
+        out = []
+        ctx = self._meld_context(p)
+        double = self._double
+        for s in range(NUM_SLOTS):
+            if s == WILD_SLOT:
+                if not self.rules.wild_melds or ht + hj == 0:
+                    continue
+                hn = 0
+                cand = _structural_melds(s, 0, min(ht, 7), min(hj, 7), *slots[s], double)
+            else:
+                hn = hand[s]
+                n0, t0, j0 = slots[s]
+                if hn == 0 and n0 == 0:
+                    continue
+                cand = _structural_melds(s, min(hn, 7), min(ht, 3), min(hj, 3), n0, t0, j0, double)
+            for aid, n, t, j, book in cand:
+                if self._meld_post_reason(p, ctx, s, n, t, j, book) is None:
+                    out.append(aid)
+        out.sort()
+        return out
+
+    # ------------------------------------------------------------ legality
+    def _pickup_reason(self, p: int) -> Optional[str]:
+        if self.phase != DRAW_PHASE:
+            return "the pile can only be taken instead of drawing, at the start of a turn"
+        if not self.discard:
+            return "the discard pile is empty"
+        top = self.discard[-1]
+        if top == BLACK3 or top == RED3:
+            return "a three on top of the pile blocks it"
+        hand = self.hands[p]
+        if hand[top] < 2:
+            return f"taking the pile needs two {CODES[top]} in hand to meld with the top card"
+        wild = top >= NUM_RANKS
+        if wild and not self.rules.wild_melds:
+            return "a wild top card can only be melded into a wild meld, and these rules have none"
+        slot = WILD_SLOT if wild else top
+        team = self.team_of[p]
+        take = self.discard[-self._take:] if self._take else self.discard
+        extra = len(take) - 1
+        in_foot = self.feet[p] is None
+        size = sum(hand)
+        if self.opened[team]:
+            cur = self.melds[team][slot]
+            room = BOOK_SIZE - (cur[0] + cur[1] + cur[2])
+            over = max(0, 3 - room)
+            after = size - 2 + extra
+            if over:
+                h2 = hand[:]
+                h2[top] -= 2
+                for k in take[:-1]:
+                    h2[k] += 1
+                if not self._completable(h2, slot, over if not wild else 0, over if wild else 0,
+                                         after - (2 if in_foot else 0)):
+                    return "the cards that overflow the meld could not be made into a legal meld"
+            elif in_foot and after < 2:
+                return "in the foot, taking the pile must leave two cards in hand"
+            return None
+        # unopened: the top card, the pair and melds from the hand must reach the minimum
+        value3 = 3 * VALUES[top]
+        h2 = hand[:]
+        h2[top] -= 2
+        slots = [[0, 0, 0] for _ in range(NUM_SLOTS)]
+        slots[slot] = [3, 0, 0] if not wild else [0, 3 if top == TWO else 0, 3 if top == JOKER else 0]
+        avail = size - 2 - (2 if in_foot else 0)
+        if value3 + max_meld_value(h2, slots, self.rules, avail) < self.minimum:
+            return (f"the team has not opened and the pickup meld plus melds from hand cannot reach "
+                    f"the minimum of {self.minimum}")
+        return None
+
+    def _completable(self, hand: Sequence[int], slot: int, n0: int, w0: int, max_cards: int) -> bool:
+        """Can ``hand`` turn the slot's meld of ``n0`` naturals and ``w0`` wilds into a legal one?"""
+        wilds = hand[TWO] + hand[JOKER]
+        if slot == WILD_SLOT:
+            need = 3 - w0
+            return need <= 0 or (wilds >= need and need <= max_cards)
+        hn = hand[slot]
+        for a in range(0, min(hn, BOOK_SIZE - n0 - w0, max_cards) + 1):
+            for b in range(0, min(wilds, BOOK_SIZE - n0 - w0 - a, max_cards - a) + 1):
+                s = n0 + w0 + a + b
+                if s >= 3 and _wild_ok(n0 + a, w0 + b, self._double):
+                    return True
+        return False
+
+    def _cancel_reason(self, p: int) -> Optional[str]:
+        if self.phase != MELD_PHASE:
+            return "melds can only be cancelled during the meld phase"
+        if self.opened[self.team_of[p]]:
+            return "the team has opened; its melds are no longer provisional"
+        if not any(self.prov):
+            return "there are no provisional melds from the hand to take back"
+        if self.cancels >= MAX_CANCELS_PER_TURN:
+            return "cancel_melds has already been used this turn"
+        return None
+
+    def _ask_reason(self, p: int) -> Optional[str]:
+        r = self.rules
+        if self.phase != MELD_PHASE:
+            return "asking to go out is only possible in the meld phase"
+        if not r.ask_partner or not self.teammates[p]:
+            return "these rules have no asking (ask_partner is off or there is no partner)"
+        if self.asked:
+            return "the partner has already been asked this turn"
+        if self.feet[p] is not None:
+            return "only a player playing from the foot may ask to go out"
+        if not self.opened[self.team_of[p]]:
+            return "the team has not made its first meld this round"
+        if r.partner_in_foot and not self.partners_ok(p):
+            return "the partner has not yet played from the foot"
+        return None
+
+    def _meld_context(self, p: int):
+        team = self.team_of[p]
+        hand = self.hands[p]
+        size = sum(hand)
+        in_foot = self.feet[p] is None
+        opened = self.opened[team]
+        go_ok = self.may_go_out(p) if in_foot else False
+        cancel_left = (not opened) and self.cancels < MAX_CANCELS_PER_TURN
+        return team, size, in_foot, opened, go_ok, cancel_left
+
+    def _meld_post_reason(self, p: int, ctx, s: int, n: int, t: int, j: int, book: bool) -> Optional[str]:
+        """Checks of a structurally valid meld that depend on the rest of the state."""
+        team, size, in_foot, opened, go_ok, cancel_left = ctx
+        used = n + t + j
+        left = size - used
+        inc = self.incomplete
+        if inc >= 0 and inc != s:
+            h2 = self.hands[p][:]
+            h2[s if s < NUM_RANKS else TWO] -= n
+            h2[TWO] -= t
+            h2[JOKER] -= j
+            c = self.melds[team][inc]
+            if not self._completable(h2, inc, c[0], c[1] + c[2], left - (2 if in_foot else 0)):
+                return "the unfinished meld from the pickup could no longer be completed"
+            if left == 0:
+                return "the unfinished meld from the pickup must be completed before the hand is empty"
+        opens = False
+        if not opened:
+            value = self.prov_value + n * (VALUES[s] if s < NUM_RANKS else 0) + t * 20 + j * 50
+            opens = value >= self.minimum
+            if opens:
+                left += sum(self.pending)
+            else:
+                if left == 0:
+                    return f"melds that empty the hand must reach the minimum of {self.minimum}"
+                if not cancel_left:
+                    h2 = self.hands[p][:]
+                    if s < NUM_RANKS:
+                        h2[s] -= n
+                    h2[TWO] -= t
+                    h2[JOKER] -= j
+                    slots = [list(x) for x in self.melds[team]]
+                    if book:
+                        slots[s] = [0, 0, 0]
+                    else:
+                        slots[s] = [slots[s][0] + n, slots[s][1] + t, slots[s][2] + j]
+                    if value + max_meld_value(h2, slots, self.rules, left - (2 if in_foot else 0)) < self.minimum:
+                        return f"the opening could no longer reach the minimum of {self.minimum}"
+        if in_foot and left < 2:
+            if not go_ok:
+                return "in the foot, melding must leave two cards (one to discard, one to keep) unless going out"
+            extra = -1
+            if book:
+                c = self.melds[team][s]
+                if s == WILD_SLOT:
+                    extra = WILD
+                elif c[1] + c[2] + t + j:
+                    extra = DIRTY
+                else:
+                    extra = CLEAN
+            if not self.books_ok(team, extra):
+                return "going out needs the team's required books"
+            if left == 0 and inc >= 0 and inc != s:
+                return "all melds must be legal to go out"
+        return None
+
+    def meld_reason(self, action: int) -> Optional[str]:
+        p = self.current
+        if self.phase != MELD_PHASE:
+            return "melding is only possible after drawing, in the meld phase"
+        if self.hands[p][RED3]:
+            return "a red three in hand must be laid first"
+        s, n, t, j = MELD_SPECS[action - MELD_BASE]
+        if s == WILD_SLOT and not self.rules.wild_melds:
+            return "these rules do not allow wild melds"
+        hand = self.hands[p]
+        if (s < NUM_RANKS and hand[s] < n) or hand[TWO] < t or hand[JOKER] < j:
+            return "not enough of those cards in hand"
+        team = self.team_of[p]
+        n0, t0, j0 = self.melds[team][s]
+        total = n0 + t0 + j0 + n + t + j
+        if total < 3:
+            return "a meld needs at least three cards"
+        if total > BOOK_SIZE:
+            return "a meld cannot exceed seven cards"
+        if s < NUM_RANKS and not _wild_ok(n0 + n, t0 + j0 + t + j, self._double):
+            return f"the meld would break the wild limit ({self.rules.wild_limit})"
+        return self._meld_post_reason(p, self._meld_context(p), s, n, t, j, total == BOOK_SIZE)
+
+    def reason_illegal(self, action: int) -> Optional[str]:
+        """Why ``action`` is illegal now, or ``None`` when it is legal."""
+        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+            return f"not an action id (0..{NUM_ACTIONS - 1})"
+        if self.phase == GAME_OVER:
+            return "the game is over"
+        p = self.current
+        if self.phase == ANSWER_PHASE:
+            return None if action in (ANSWER_YES, ANSWER_NO) else \
+                "a teammate asked to go out; the only actions are answer_yes and answer_no"
+        if action in (ANSWER_YES, ANSWER_NO):
+            return "nobody has asked to go out"
+        hand = self.hands[p]
+        if action == LAY_RED_THREE:
+            return None if hand[RED3] else "there is no red three in hand"
+        if hand[RED3]:
+            return "a red three in hand must be laid first (lay_red_three)"
+        if action == DRAW:
+            if self.phase != DRAW_PHASE:
+                return "the player has already drawn this turn"
+            if len(self.stock) < 2:
+                return "the stock holds fewer than two cards"
+            return None
+        if action == PICKUP:
+            return self._pickup_reason(p)
+        if action == CANCEL_MELDS:
+            return self._cancel_reason(p)
+        if action == ASK_GO_OUT:
+            return self._ask_reason(p)
+        if action < MELD_BASE:
+            kind = DISCARD_KINDS[action - DISCARD_BASE]
+            if self.phase != MELD_PHASE:
+                return "the player must draw or take the pile before discarding"
+            if not hand[kind]:
+                return f"there is no {CODES[kind]} in hand"
+            team = self.team_of[p]
+            if self.incomplete >= 0:
+                return "the meld started by the pickup must be completed before discarding"
+            if not self.opened[team] and (self.prov_value or self.forced):
+                return f"provisional melds must reach the minimum of {self.minimum} or be cancelled"
+            if sum(hand) == 1 and self.feet[p] is None:
+                if not self.may_go_out(p):
+                    return "a discard may not empty the foot unless going out is allowed"
+                if not self.books_ok(team):
+                    return "going out needs the team's required books"
+            return None
+        return self.meld_reason(action)
+
+    # ------------------------------------------------------------- applying
+    def step(self, action: int) -> None:
+        """Apply ``action`` for the player to act; :class:`IllegalActionError` if not allowed."""
+        action = int(action) if not isinstance(action, bool) and hasattr(action, "__index__") else action
+        reason = self.reason_illegal(action)
+        if reason is not None:
+            raise IllegalActionError(action, reason)
+        self._apply(action)
+
+    def step_name(self, name: str) -> None:
+        from .actions import action_index
+        self.step(action_index(name))
+
+    def _apply(self, a: int) -> None:
+        """Apply an action known to be legal."""
+        p = self.current
+        self.history.append((p, a))
+        self.action_count += 1
+        self.round_actions += 1
+        hand = self.hands[p]
+        if a == DRAW:
+            for _ in range(2):
+                hand[self.stock.pop()] += 1
+            self.phase = MELD_PHASE
+        elif a == LAY_RED_THREE:
+            hand[RED3] -= 1
+            self.red3[self.team_of[p]] += 1
+            if self.stock:
+                hand[self.stock.pop()] += 1
+            if not any(hand) and self.feet[p] is not None:
+                self._pick_up_foot(p)
+        elif a == PICKUP:
+            self._apply_pickup(p)
+        elif a == CANCEL_MELDS:
+            self._cancel(p)
+        elif a == ASK_GO_OUT:
+            self.asked = True
+            self.phase = ANSWER_PHASE
+            self.current = self.answerer(p)
+        elif a == ANSWER_YES or a == ANSWER_NO:
+            self.permission = a == ANSWER_YES
+            self.phase = MELD_PHASE
+            self.current = self.turn_player
+        elif a < MELD_BASE:
+            self._apply_discard(p, DISCARD_KINDS[a - DISCARD_BASE])
+        else:
+            s, n, t, j = MELD_SPECS[a - MELD_BASE]
+            self._apply_meld(p, s, n, t, j)
+        self._settle()
+
+    def _add_to_meld(self, team: int, s: int, n: int, t: int, j: int) -> None:
+        m = self.melds[team][s]
+        m[0] += n
+        m[1] += t
+        m[2] += j
+        if m[0] + m[1] + m[2] == BOOK_SIZE:
+            kind = WILD if s == WILD_SLOT else (CLEAN if m[1] + m[2] == 0 else DIRTY)
+            self.book_counts[team][kind] += 1
+            self.books[team].append((s, m[0], m[1], m[2]))
+            self.melds[team][s] = [0, 0, 0]
+
+    def _apply_meld(self, p: int, s: int, n: int, t: int, j: int) -> None:
+        hand = self.hands[p]
+        team = self.team_of[p]
+        if s < NUM_RANKS:
+            hand[s] -= n
+        hand[TWO] -= t
+        hand[JOKER] -= j
+        if self.feet[p] is None:
+            self.played_foot[p] = True
+        self._add_to_meld(team, s, n, t, j)
+        if s == self.incomplete:
+            self.incomplete = -1
+        if not self.opened[team]:
+            if s < NUM_RANKS:
+                self.prov[s] += n
+            self.prov[TWO] += t
+            self.prov[JOKER] += j
+            self.prov_value += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+            if self.prov_value >= self.minimum:
+                self._open(p)
+        self._after_hand_change(p)
+
+    def _open(self, p: int) -> None:
+        team = self.team_of[p]
+        self.opened[team] = True
+        hand = self.hands[p]
+        for k in range(NUM_KINDS):
+            hand[k] += self.pending[k]
+        self.pending = [0] * NUM_KINDS
+        self.prov = [0] * NUM_KINDS
+        self.prov_value = 0
+        self.forced = None
+
+    def _after_hand_change(self, p: int) -> None:
+        """Empty hand: pick up the foot (turn goes on) or go out."""
+        if any(self.hands[p]):
+            return
+        if self.feet[p] is not None:
+            self._pick_up_foot(p)
+        else:
+            self.went_out = p
+            self._end_round()
+
+    def _pick_up_foot(self, p: int) -> None:
+        self.hands[p] = self.feet[p]
+        self.feet[p] = None
+
+    def _apply_pickup(self, p: int) -> None:
+        hand = self.hands[p]
+        team = self.team_of[p]
+        top = self.discard[-1]
+        if self._take and len(self.discard) > self._take:
+            taken = self.discard[-self._take:]
+            del self.discard[-self._take:]
+        else:
+            taken = self.discard
+            self.discard = []
+        hand[top] -= 2
+        slot = WILD_SLOT if top >= NUM_RANKS else top
+        trio = (3, 0, 0) if slot != WILD_SLOT else ((0, 3, 0) if top == TWO else (0, 0, 3))
+        if self.feet[p] is None:
+            self.played_foot[p] = True
+        if self.opened[team]:
+            for k in taken[:-1]:
+                hand[k] += 1
+            m = self.melds[team][slot]
+            room = BOOK_SIZE - (m[0] + m[1] + m[2])
+            first = min(3, room)
+            over = 3 - first
+            unit = [x // 3 for x in trio]
+            self._add_to_meld(team, slot, *[u * first for u in unit])
+            if over:
+                self._add_to_meld(team, slot, *[u * over for u in unit])
+                self.incomplete = slot
+        else:
+            for k in taken[:-1]:
+                self.pending[k] += 1
+            self._add_to_meld(team, slot, *trio)
+            self.forced = (slot,) + trio
+            self.prov_value += 3 * VALUES[top]
+            if self.prov_value >= self.minimum:
+                self._open(p)
+        self.phase = MELD_PHASE
+        self._after_hand_change(p)
+
+    def _cancel(self, p: int) -> None:
+        team = self.team_of[p]
+        hand = self.hands[p]
+        for k in range(NUM_KINDS):
+            hand[k] += self.prov[k]
+        self.prov = [0] * NUM_KINDS
+        self.melds[team] = [[0, 0, 0] for _ in range(NUM_SLOTS)]
+        self.books[team] = []
+        self.book_counts[team] = [0, 0, 0]
+        self.prov_value = 0
+        if self.forced is not None:
+            s, n, t, j = self.forced
+            self._add_to_meld(team, s, n, t, j)
+            self.prov_value = n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+        self.cancels += 1
+
+    def _apply_discard(self, p: int, kind: int) -> None:
+        hand = self.hands[p]
+        hand[kind] -= 1
+        self.discard.append(kind)
+        in_foot = self.feet[p] is None
+        if in_foot:
+            self.played_foot[p] = True
+        if not any(hand):
+            if in_foot:
+                self.went_out = p
+                self._end_round()
+                return
+            self._pick_up_foot(p)
+        self._next_turn()
+
+    def _next_turn(self) -> None:
+        self.turn_player = (self.turn_player + 1) % self.n
+        self.current = self.turn_player
+        self.phase = DRAW_PHASE
+        self.asked = False
+        self.permission = None
+        self.cancels = 0
+
+    def _settle(self) -> None:
+        """End the round when the player to act cannot go on (stock-out)."""
+        if self.phase != DRAW_PHASE:
+            if (self.phase == MELD_PHASE and sum(self.hands[self.current]) <= 1
+                    and not self.legal_actions()):
+                self._end_round()
+            return
+        p = self.current
+        if self.hands[p][RED3]:
+            return
+        if len(self.stock) >= 2 or self._pickup_reason(p) is None:
+            return
+        self._end_round()
+
+    # ------------------------------------------------------------- scoring
+    def team_round_score(self, team: int) -> Dict[str, int]:
+        """The RULES.md section 6 items of one team for the round as it stands."""
+        r = self.rules
+        melded = 0
+        for s, n, t, j in self.books[team]:
+            melded += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+        for s, (n, t, j) in enumerate(self.melds[team]):
+            melded += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+        bc = self.book_counts[team]
+        left = 0
+        red_left = 0
+        for q in range(self.n):
+            if self.team_of[q] != team:
+                continue
+            for cards in (self.hands[q], self.feet[q]):
+                if cards is None:
+                    continue
+                for k in range(NUM_KINDS):
+                    if k == RED3:
+                        red_left += cards[k]
+                    else:
+                        left += cards[k] * VALUES[k]
+        went_out = self.went_out is not None and self.team_of[self.went_out] == team
+        items = {
+            "melded": melded,
+            "books": bc[CLEAN] * r.clean_book + bc[DIRTY] * r.dirty_book + bc[WILD] * r.wild_book,
+            "red_threes": self.red3[team] * r.red_three_bonus,
+            "went_out": r.go_out_bonus if went_out else 0,
+            "left": -left,
+            "red_threes_left": red_left * r.red_three_left,
+        }
+        items["total"] = sum(items.values())
+        return items
+
+    def _end_round(self) -> None:
+        details = [self.team_round_score(t) for t in range(self.num_teams)]
+        totals = [d["total"] for d in details]
+        self.round_scores.append(totals)
+        self.round_details.append({"round": self.round, "went_out": self.went_out, "teams": details,
+                                   "actions": self.round_actions})
+        for t in range(self.num_teams):
+            self.scores[t] += totals[t]
+        r = self.rules
+        last = self.round >= r.rounds
+        if last:
+            best = max(self.scores)
+            leaders = [t for t in range(self.num_teams) if self.scores[t] == best]
+            if len(leaders) == 1:
+                self.winner = leaders[0]
+                self.game_over = True
+            elif r.tie_break == "extra_round" and not self.extra_round:
+                self.extra_round = True
+            else:
+                self.winner = None
+                self.game_over = True
+        if self.game_over:
+            self.phase = GAME_OVER
+            return
+        self.round += 1
+        self._deal(self._make_shoe(None, random.Random(self.round_seeds[self.round - 1])))
+
+    # -------------------------------------------------------- copy & record
+    def clone(self) -> "Game":
+        """An independent copy of the game (cheap: count lists and card lists)."""
+        g = Game.__new__(Game)
+        d = self.__dict__.copy()
+        g.__dict__ = d
+        d["hands"] = [h[:] for h in self.hands]
+        d["feet"] = [f[:] if f is not None else None for f in self.feet]
+        d["stock"] = self.stock[:]
+        d["discard"] = self.discard[:]
+        d["melds"] = [[m[:] for m in t] for t in self.melds]
+        d["books"] = [b[:] for b in self.books]
+        d["book_counts"] = [b[:] for b in self.book_counts]
+        d["red3"] = self.red3[:]
+        d["opened"] = self.opened[:]
+        d["played_foot"] = self.played_foot[:]
+        d["prov"] = self.prov[:]
+        d["pending"] = self.pending[:]
+        d["scores"] = self.scores[:]
+        d["round_scores"] = [x[:] for x in self.round_scores]
+        d["round_details"] = self.round_details[:]
+        d["history"] = self.history[:]
+        return g
+
+    def state_dict(self) -> dict:
+        """JSON-serialisable snapshot (INTERFACE.md "Game record")."""
+        def melds_of(t: int) -> List[dict]:
+            out = [{"rank": SLOT_CODES[s], "naturals": n, "twos": tw, "jokers": j, "book": True}
+                   for s, n, tw, j in self.books[t]]
+            for s, (n, tw, j) in enumerate(self.melds[t]):
+                if n + tw + j:
+                    out.append({"rank": SLOT_CODES[s], "naturals": n, "twos": tw, "jokers": j, "book": False})
+            return out
+
+        return {
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "round": self.round,
+            "dealer": self.dealer,
+            "minimum": self.minimum,
+            "current_player": self.current,
+            "turn_player": self.turn_player,
+            "phase": PHASE_NAMES[self.phase],
+            "scores": self.scores[:],
+            "round_scores": [x[:] for x in self.round_scores],
+            "opened": self.opened[:],
+            "melds": [melds_of(t) for t in range(self.num_teams)],
+            "books": [{"clean": b[0], "dirty": b[1], "wild": b[2]} for b in self.book_counts],
+            "red_threes": self.red3[:],
+            "hands": [codes_of(h) for h in self.hands],
+            "feet": [codes_of(f) if f is not None else [] for f in self.feet],
+            "foot_picked_up": [f is None for f in self.feet],
+            "played_from_foot": self.played_foot[:],
+            "stock_size": len(self.stock),
+            "stock": [CODES[k] for k in reversed(self.stock)],
+            "discard": [CODES[k] for k in self.discard],
+            "pending_pile_cards": codes_of(self.pending),
+            "provisional": codes_of(self.prov),
+            "asked": self.asked,
+            "permission": self.permission,
+            "went_out": self.went_out,
+            "game_over": self.game_over,
+            "winner": self.winner,
+            "actions": self.action_count,
+        }
+
+    def card_locations(self) -> List[int]:
+        """Count of every kind over all places (for conservation checks)."""
+        tot = [0] * NUM_KINDS
+        for h in self.hands:
+            for k in range(NUM_KINDS):
+                tot[k] += h[k]
+        for f in self.feet:
+            if f is not None:
+                for k in range(NUM_KINDS):
+                    tot[k] += f[k]
+        for k in self.stock:
+            tot[k] += 1
+        for k in self.discard:
+            tot[k] += 1
+        for k in range(NUM_KINDS):
+            tot[k] += self.pending[k]
+        for t in range(self.num_teams):
+            for s, (n, tw, j) in enumerate(self.melds[t]):
+                if s < NUM_RANKS:
+                    tot[s] += n
+                tot[TWO] += tw
+                tot[JOKER] += j
+            for s, n, tw, j in self.books[t]:
+                if s < NUM_RANKS:
+                    tot[s] += n
+                tot[TWO] += tw
+                tot[JOKER] += j
+            tot[RED3] += self.red3[t]
+        return tot
+
+
+def max_actions_per_round(rules: RuleConfig) -> int:
+    """A proven bound on the actions of one round (docs/rules_engine.md).
+
+    Every turn draws two from the stock or takes the pile; every pickup melds
+    three cards for good, so turns <= stock / 2 + cards / 3 + 1.  A turn has at
+    most one draw or pickup, one ask, one answer, one cancel and one discard;
+    melds and red threes each move at least one card out of hand, and a cancel
+    returns at most the turn's cards, so they number at most three times the cards.
+    """
+    cards = rules.total_cards
+    stock = cards - rules.players * (rules.hand_size + rules.foot_size) - 1
+    turns = stock // 2 + cards // 3 + 1
+    return 5 * turns + 3 * cards
+
+
+def max_actions_per_game(rules: RuleConfig) -> int:
+    extra = 1 if rules.tie_break == "extra_round" else 0
+    return (rules.rounds + extra) * max_actions_per_round(rules)

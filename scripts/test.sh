@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# README's test command: set up (if needed) and run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/python -m pytest -n 2 "$@"
