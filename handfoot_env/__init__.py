@@ -1,6 +1,34 @@
-"""handfoot: a Hand and Foot environment for reinforcement-learning research."""
+"""handfoot: a Hand and Foot environment for reinforcement-learning research.
+
+``from handfoot_env import handfoot_v0`` gives the PettingZoo AEC environment;
+:class:`Game` is the rules engine underneath it.
+"""
 from .config import RuleConfig, RuleConfigError, load_rules
 from .engine import Game, IllegalActionError
 
 __version__ = "0.1.0"
-__all__ = ["Game", "IllegalActionError", "RuleConfig", "RuleConfigError", "load_rules", "__version__"]
+ENV_ID = "handfoot/hand_and_foot-v0"
+
+
+def _register() -> None:
+    """Register the env with PettingZoo's registry (PettingZoo >= 1.27 has one)."""
+    try:
+        import pettingzoo
+        from pettingzoo.env_registry.registration import aec_registry
+    except Exception:  # pragma: no cover - older PettingZoo without a registry
+        return
+    if ENV_ID not in aec_registry and hasattr(pettingzoo, "register"):
+        pettingzoo.register("aec", ENV_ID, entry_point="handfoot_env.handfoot_v0:env")
+
+
+def __getattr__(name):
+    if name == "handfoot_v0":
+        import importlib
+        mod = importlib.import_module(".handfoot_v0", __name__)
+        _register()
+        return mod
+    raise AttributeError(name)
+
+
+__all__ = ["Game", "IllegalActionError", "RuleConfig", "RuleConfigError", "load_rules", "handfoot_v0", "ENV_ID",
+           "__version__"]

@@ -1,0 +1,259 @@
+"""Hand and Foot as a PettingZoo AEC environment (``handfoot_v0``).
+
+=====================  =====================================================
+Import                 ``from handfoot_env import handfoot_v0``
+Registry id            ``handfoot/hand_and_foot-v0`` (``pettingzoo.make("aec", ...)``)
+Actions                Discrete(705)
+Parallel API           no (turn-based)
+Agents                 ``player_0`` ... ``player_{n-1}`` (4 under ``pagat``)
+Observation            Dict(observation=Box(float32, (168,)), action_mask=Box(int8, (705,)))
+State                  Box(float32, (303,)) perfect information (``state()``)
+=====================  =====================================================
+
+Four players in two partnerships (partners opposite: team 0 = players 0 and 2)
+play four rounds of Hand and Foot (``shared/RULES.md``).  Other presets change
+the number of players and teams (``six_player``: two teams of three;
+``individual``: three players alone); the spaces then change size.
+
+Arguments
+---------
+``handfoot_v0.env(rules="pagat", render_mode=None, reward="round_score_diff",
+reward_scale=0.001, episode="game", max_actions=None, **rule_overrides)``
+
+* ``rules``: preset name, YAML path or :class:`~handfoot_env.config.RuleConfig`;
+  keyword rule overrides such as ``decks=6`` are allowed.
+* ``reward``: ``"round_score_diff"`` (default): when a round ends every player
+  receives (its team's round score - the opponents' round score) x
+  ``reward_scale`` (with more than two teams, minus the mean of the other
+  teams).  ``"game_win"``: +1 / -1 at game end (0 for a draw), nothing else.
+  Partners always receive identical rewards.
+* ``episode``: ``"game"`` (default, all rounds) or ``"round"`` (the episode
+  terminates when the first round ends).
+* ``max_actions``: truncation cap on actions per game (default 3000 per round,
+  12,000 for a four-round game; heuristic agents use about 400-900 per game).
+  The engine's proven bound is larger (``engine.max_actions_per_game``); the
+  cap only stops degenerate policies that cancel and re-meld forever.
+
+Actions
+-------
+The fixed table of :mod:`handfoot_env.actions` (705 ids with stable names:
+``env.unwrapped.action_names[i]``, ``env.unwrapped.action_index(name)``):
+``draw``, ``pickup``, ``lay_red_three``, ``cancel_melds``, ``ask_go_out``,
+``answer_yes``, ``answer_no``, ``discard:C`` for 14 card codes and
+``meld:R:N:T:J`` for every rank and card mix.  See docs/actions.md.
+
+Observation and mask
+--------------------
+``observe(agent)["observation"]`` is described index by index in
+:mod:`handfoot_env.observation` and docs/observation.md.  ``action_mask`` is 1
+exactly for the actions the engine allows that agent now, all zeros for an
+agent that is not to act.  When a player asks to go out, the turn passes to the
+asked teammate for one ``answer_yes``/``answer_no`` action and comes back.
+
+Illegal actions
+---------------
+``raw_env`` raises :class:`~handfoot_env.engine.IllegalActionError` naming the
+action and the reason.  ``env()`` wraps it in PettingZoo's
+``TerminateIllegalWrapper`` (the offender gets -1, the game ends),
+``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``.
+
+Reset options
+-------------
+``reset(seed, options={"shoe": [...], "round": k, "scores": [...]})`` as in
+INTERFACE.md.  ``env.unwrapped.state_dict()`` returns the game record snapshot;
+``env.unwrapped.game`` is the rules engine.
+
+Version history
+---------------
+* v0: first release.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
+from .config import RulesLike
+from .engine import GAME_OVER, Game, IllegalActionError
+from .observation import action_mask, encode_observation, encode_state, observation_size, state_size
+from .render import render_text
+
+REWARDS = ("round_score_diff", "game_win")
+EPISODES = ("game", "round")
+DEFAULT_ACTIONS_PER_ROUND = 3000
+
+
+class raw_env(AECEnv):
+    """The unwrapped Hand and Foot AEC environment (see the module docstring)."""
+
+    metadata = {"name": "handfoot_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(self, rules: RulesLike = "pagat", render_mode: Optional[str] = None,
+                 reward: str = "round_score_diff", reward_scale: float = 0.001, episode: str = "game",
+                 max_actions: Optional[int] = None, **rule_overrides: Any):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        self.game = Game(rules, **rule_overrides)
+        self.rules = self.game.rules
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        self.episode = episode
+        rounds = 1 if episode == "round" else self.rules.rounds + (1 if self.rules.tie_break == "extra_round" else 0)
+        if max_actions is None:
+            max_actions = DEFAULT_ACTIONS_PER_ROUND * rounds
+        if int(max_actions) < 1:
+            raise ValueError(f"max_actions must be positive, got {max_actions!r}")
+        self.max_actions = int(max_actions)
+        n, t = self.rules.players, self.rules.teams
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_n = observation_size(n, t)
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(low=-np.inf, high=np.inf, shape=(obs_n,), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+            }) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.state_space = spaces.Box(low=-np.inf, high=np.inf, shape=(state_size(n, t),), dtype=np.float32)
+        self.action_names = ACTION_NAMES
+        self._seed = None
+
+    # ------------------------------------------------------------ spaces
+    def observation_space(self, agent: str):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str):
+        return self.action_spaces[agent]
+
+    @staticmethod
+    def action_index(name: str) -> int:
+        return action_index(name)
+
+    # ------------------------------------------------------------ API
+    def reset(self, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> None:
+        options = dict(options or {})
+        # other keys are ignored: PettingZoo's api_test passes arbitrary options
+        if seed is None:
+            seed = self._seed + 1 if self._seed is not None else None
+        self.game.reset(seed=seed, shoe=options.get("shoe"), round=options.get("round", 1),
+                        scores=options.get("scores"))
+        self._seed = self.game.seed
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._rounds_seen = 0
+        self.agent_selection = self.possible_agents[self.game.current]
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> Dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        return {"observation": encode_observation(self.game, seat), "action_mask": action_mask(self.game, seat)}
+
+    def state(self) -> np.ndarray:
+        return encode_state(self.game)
+
+    def state_dict(self) -> dict:
+        return self.game.state_dict()
+
+    def seat_view(self, agent: str):
+        """Structured read-only view of what ``agent`` may see (agents.view)."""
+        from .view import seat_view
+        return seat_view(self.game, self.agent_name_mapping[agent])
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        if action is None:
+            raise IllegalActionError(action, f"{agent} is to act and must choose an action (got None)")
+        if agent != self.possible_agents[game.current]:
+            raise IllegalActionError(action, f"it is {self.possible_agents[game.current]}'s move, not {agent}'s")
+        self._cumulative_rewards[agent] = 0.0
+        game.step(action)
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        finished = len(game.round_scores)
+        if finished > self._rounds_seen:
+            self._on_round_end(game.round_scores[-1])
+            self._rounds_seen = finished
+        done = game.phase == GAME_OVER or (self.episode == "round" and finished >= 1)
+        if done and self.reward_mode == "game_win":
+            self._game_win_rewards(final=game.phase == GAME_OVER)
+        if done:
+            for a in self.agents:
+                self.terminations[a] = True
+        elif game.action_count >= self.max_actions:
+            for a in self.agents:
+                self.truncations[a] = True
+        if not done:
+            self.agent_selection = self.possible_agents[game.current]
+        self._accumulate_rewards()
+        for a in self.agents:
+            self.infos[a] = {"round": game.round, "rounds_finished": finished}
+        if self.render_mode == "human":
+            self.render()
+
+    def _on_round_end(self, totals) -> None:
+        if self.reward_mode != "round_score_diff":
+            return
+        nt = self.game.num_teams
+        for a in self.agents:
+            t = self.game.team_of[self.agent_name_mapping[a]]
+            others = [totals[u] for u in range(nt) if u != t]
+            self.rewards[a] = (totals[t] - sum(others) / len(others)) * self.reward_scale
+
+    def _game_win_rewards(self, final: bool) -> None:
+        g = self.game
+        if final:
+            winner = g.winner
+        else:  # single-round episode: the round's result decides
+            totals = g.round_scores[-1]
+            best = max(totals)
+            winner = totals.index(best) if totals.count(best) == 1 else None
+        for a in self.agents:
+            t = g.team_of[self.agent_name_mapping[a]]
+            self.rewards[a] = 0.0 if winner is None else (1.0 if t == winner else -1.0)
+
+    def render(self):
+        if self.render_mode is None:
+            import gymnasium
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        # the table as the player to act sees it (its own cards only)
+        text = render_text(self.game, viewer=self.game.current if self.game.phase != GAME_OVER else None)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def render_seat(self, agent: Optional[str] = None) -> str:
+        """The table as ``agent`` sees it (its own cards only); ``None`` shows everything."""
+        return render_text(self.game, None if agent is None else self.agent_name_mapping[agent])
+
+    def close(self) -> None:
+        pass
+
+
+def env(rules: RulesLike = "pagat", render_mode: Optional[str] = None, **kwargs: Any) -> AECEnv:
+    """The wrapped environment (illegal move -> -1 and termination; order enforcement)."""
+    e = raw_env(rules=rules, render_mode=render_mode, **kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
