@@ -6,8 +6,8 @@ Registry id            ``handfoot/hand_and_foot-v0`` (``pettingzoo.make("aec", .
 Actions                Discrete(705)
 Parallel API           no (turn-based)
 Agents                 ``player_0`` ... ``player_{n-1}`` (4 under ``pagat``)
-Observation            Dict(observation=Box(float32, (168,)), action_mask=Box(int8, (705,)))
-State                  Box(float32, (303,)) perfect information (``state()``)
+Observation            Dict(observation=Box(float32, (170,)), action_mask=Box(int8, (705,)))
+State                  Box(float32, (305,)) perfect information (``state()``)
 =====================  =====================================================
 
 Four players in two partnerships (partners opposite: team 0 = players 0 and 2)

@@ -6,7 +6,7 @@ act), and so on; teams are relative too (0 = own team, then the others in seat
 order).  Its layout depends only on the numbers of players and teams, and
 :func:`observation_layout` names every index (see also docs/observation.md).
 
-Blocks, in order (4 players, 2 teams: 168 entries)::
+Blocks, in order (4 players, 2 teams: 170 entries)::
 
     hand            15  own hand (or picked-up foot) as counts by kind (CODES order)
     self            2   own foot picked up, own played-from-foot

@@ -1,0 +1,10 @@
+"""Generated docs are up to date with the code."""
+from handfoot_env.docgen import DOCS, actions_md, observation_md
+
+
+def test_observation_doc_up_to_date():
+    assert (DOCS / "observation.md").read_text() == observation_md()
+
+
+def test_action_doc_up_to_date():
+    assert (DOCS / "actions.md").read_text() == actions_md()
