@@ -66,6 +66,8 @@ class RuleConfig:
     tie_break: str = "draw"
 
     def __post_init__(self) -> None:
+        if isinstance(self.minimums, list):     # RuleConfig(minimums=[50, 90]) as from YAML
+            object.__setattr__(self, "minimums", tuple(self.minimums))
         _validate(self)
 
     # --- derived ----------------------------------------------------------
@@ -149,10 +151,14 @@ def _validate(c: RuleConfig) -> None:
     # the deal also needs the up-card and at least one draw of two from the stock
     if dealt + 3 > c.total_cards:
         raise RuleConfigError(
-            f"impossible rules: {c.players} players x ({c.hand_size} hand + {c.foot_size} foot) = {dealt} cards "
-            f"dealt, but {c.decks} decks hold only {c.total_cards} (the up-card and a first draw need 3 more)")
-    if c.pile_take == "all":
-        pass
+            f"impossible rules: players ({c.players}) x (hand_size {c.hand_size} + foot_size {c.foot_size}) = "
+            f"{dealt} cards dealt, but decks ({c.decks}) hold only {c.total_cards} "
+            f"(the up-card and a first draw need 3 more)")
+    wilds = (PER_DECK[11] + PER_DECK[12]) * c.decks
+    if 7 * c.go_out_wild > wilds:
+        raise RuleConfigError(
+            f"impossible rules: go_out_wild ({c.go_out_wild}) wild books need {7 * c.go_out_wild} wild cards, "
+            f"but decks ({c.decks}) hold only {wilds}")
 
 
 PRESETS = {

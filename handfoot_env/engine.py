@@ -92,6 +92,26 @@ def _structural_melds(slot: int, hn: int, ht: int, hj: int, n0: int, t0: int, j0
 
 
 @lru_cache(maxsize=None)
+def _fresh_meld_table(double: bool) -> list:
+    """``_structural_melds`` for an empty natural meld as a table ``[slot][hn][ht][hj]``
+    of (candidates, their ids), hn capped at 7 and ht, hj at 3 (the hot path's lookup)."""
+    table = []
+    for s in range(NUM_RANKS):
+        by_n = []
+        for hn in range(8):
+            by_t = []
+            for ht in range(4):
+                by_j = []
+                for hj in range(4):
+                    cand = _structural_melds(s, hn, ht, hj, 0, 0, 0, double)
+                    by_j.append((cand, tuple(c[0] for c in cand)))
+                by_t.append(by_j)
+            by_n.append(by_t)
+        table.append(by_n)
+    return table
+
+
+@lru_cache(maxsize=None)
 def _rank_options(hn: int, n0: int, w0: int, wmax: int, double: bool) -> Tuple[Tuple[int, int], ...]:
     """(naturals, wilds) additions to one rank that leave all its melds legal.
 
@@ -393,23 +413,43 @@ class Game:
         team = self.team_of[p]
         slots = self.melds[team]
         ht, hj = hand[TWO], hand[JOKER]
-        out = []
+        out: List[int] = []
         ctx = self._meld_context(p)
         double = self._double
+        # Fast path (keep in step with _meld_post_reason): with the team opened
+        # and no pickup meld pending, the only post check is the foot's last two
+        # cards, so outside the foot every structural meld is legal, and in the
+        # foot every one that leaves at least two cards.
+        simple = ctx[3] and self.incomplete < 0
+        all_ok = simple and not ctx[2]
+        size = ctx[1]
+        ht3 = ht if ht < 3 else 3
+        hj3 = hj if hj < 3 else 3
+        fresh = _fresh_meld_table(double)
+        post = self._meld_post_reason
         for s in range(NUM_SLOTS):
             if s == WILD_SLOT:
                 if not self.rules.wild_melds or ht + hj == 0:
                     continue
-                hn = 0
-                cand = _structural_melds(s, 0, min(ht, 7), min(hj, 7), *slots[s], double)
+                cand = _structural_melds(s, 0, ht if ht < 7 else 7, hj if hj < 7 else 7, *slots[s], double)
+                ids = None
             else:
                 hn = hand[s]
                 n0, t0, j0 = slots[s]
                 if hn == 0 and n0 == 0:
                     continue
-                cand = _structural_melds(s, min(hn, 7), min(ht, 3), min(hj, 3), n0, t0, j0, double)
+                if n0 == 0 and t0 == 0 and j0 == 0:
+                    cand, ids = fresh[s][hn if hn < 7 else 7][ht3][hj3]
+                else:
+                    cand = _structural_melds(s, hn if hn < 7 else 7, ht3, hj3, n0, t0, j0, double)
+                    ids = None
+            if all_ok:
+                out.extend(ids if ids is not None else [c[0] for c in cand])
+                continue
             for aid, n, t, j, book in cand:
-                if self._meld_post_reason(p, ctx, s, n, t, j, book) is None:
+                if simple and size - n - t - j >= 2:
+                    out.append(aid)
+                elif post(p, ctx, s, n, t, j, book) is None:
                     out.append(aid)
         out.sort()
         return out

@@ -79,12 +79,21 @@ from pettingzoo.utils import wrappers
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
 from .config import RulesLike
 from .engine import GAME_OVER, Game, IllegalActionError
-from .observation import action_mask, encode_observation, encode_state, observation_size, state_size
+from .observation import encode_observation, encode_state, mask_of, observation_size, state_size
 from .render import render_text
 
 REWARDS = ("round_score_diff", "game_win")
 EPISODES = ("game", "round")
 DEFAULT_ACTIONS_PER_ROUND = 3000
+
+
+class _ActionSpace(spaces.Discrete):
+    """``Discrete`` with a fast ``contains`` for plain ints (the wrapper checks every step)."""
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return self.start <= x < self.start + self.n
+        return super().contains(x)
 
 
 class raw_env(AECEnv):
@@ -123,10 +132,12 @@ class raw_env(AECEnv):
                 "observation": spaces.Box(low=-np.inf, high=np.inf, shape=(obs_n,), dtype=np.float32),
                 "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
             }) for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in self.possible_agents}
         self.state_space = spaces.Box(low=-np.inf, high=np.inf, shape=(state_size(n, t),), dtype=np.float32)
         self.action_names = ACTION_NAMES
         self._seed = None
+        self._legal = None          # legal list computed by observe() for the agent to act ...
+        self._legal_key = None      # ... and the state it belongs to (step() skips re-validation)
 
     # ------------------------------------------------------------ spaces
     def observation_space(self, agent: str):
@@ -148,6 +159,7 @@ class raw_env(AECEnv):
         self.game.reset(seed=seed, shoe=options.get("shoe"), round=options.get("round", 1),
                         scores=options.get("scores"))
         self._seed = self.game.seed
+        self._legal = self._legal_key = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -159,9 +171,21 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def _state_key(self):
+        g = self.game
+        return (id(g), g.seed, g.action_count, g.round, g.current, g.phase)
+
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
-        return {"observation": encode_observation(self.game, seat), "action_mask": action_mask(self.game, seat)}
+        game = self.game
+        if game.current == seat and game.phase != GAME_OVER:
+            legal = game.legal_actions()
+            self._legal = legal
+            self._legal_key = self._state_key()
+            mask = mask_of(legal)
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": encode_observation(game, seat), "action_mask": mask}
 
     def state(self) -> np.ndarray:
         return encode_state(self.game)
@@ -185,7 +209,13 @@ class raw_env(AECEnv):
         if agent != self.possible_agents[game.current]:
             raise IllegalActionError(action, f"it is {self.possible_agents[game.current]}'s move, not {agent}'s")
         self._cumulative_rewards[agent] = 0.0
-        game.step(action)
+        legal = self._legal
+        self._legal = None
+        if (legal is not None and (type(action) is int or isinstance(action, np.integer))
+                and action in legal and self._legal_key == self._state_key()):
+            game._apply(int(action))      # listed legal by observe() for this very state
+        else:
+            game.step(action)
         for a in self.agents:
             self.rewards[a] = 0.0
         finished = len(game.round_scores)
@@ -250,10 +280,52 @@ class raw_env(AECEnv):
         pass
 
 
+# PettingZoo's wrappers reach the raw env's attributes through one ``__getattr__``
+# per layer, which costs more than the game itself per step.  The subclasses below
+# behave the same but forward the attributes read every step straight to the raw env.
+_HOT_ATTRS = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos",
+              "_cumulative_rewards")
+_ORDER_CHECKED = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
+
+
+def _forward(name: str, check_reset: bool) -> property:
+    def get(self):
+        if check_reset and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    def set_(self, value):
+        setattr(self._raw, name, value)
+
+    return property(get, set_)
+
+
+class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    def __str__(self) -> str:
+        return f"TerminateIllegalWrapper<{self.env!s}>"
+
+
+class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
+    pass
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+for _cls in (_TerminateIllegal, _AssertOutOfBounds, _OrderEnforcing):
+    for _name in _HOT_ATTRS:
+        setattr(_cls, _name, _forward(_name, _cls is _OrderEnforcing and _name in _ORDER_CHECKED))
+
+
 def env(rules: RulesLike = "pagat", render_mode: Optional[str] = None, **kwargs: Any) -> AECEnv:
     """The wrapped environment (illegal move -> -1 and termination; order enforcement)."""
-    e = raw_env(rules=rules, render_mode=render_mode, **kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
+    raw = raw_env(rules=rules, render_mode=render_mode, **kwargs)
+    e = _TerminateIllegal(raw, illegal_reward=-1)
+    e._raw = raw
+    e = _AssertOutOfBounds(e)
+    e._raw = raw
+    e = _OrderEnforcing(e)
+    e._raw = raw
     return e

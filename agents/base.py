@@ -1,0 +1,51 @@
+"""The agent interface shared by heuristic and learned players.
+
+An agent is created once (``make_agent(spec, seed)`` in :mod:`agents.registry`),
+then for every game:
+
+* ``reset(seat, rules, seed)`` tells it which seat it plays, under which
+  :class:`~handfoot_env.config.RuleConfig`, and reseeds its own random source;
+* ``act(observation, view) -> int`` is called whenever its seat is to act.
+  ``view`` is the seat's :class:`~handfoot_env.view.SeatView` (never hidden
+  state) and ``observation`` is the environment's dict
+  ``{"observation": np.ndarray, "action_mask": np.ndarray}`` for agents whose
+  ``needs_observation`` is true, else ``None``.  The returned id must be one of
+  ``view.legal_actions``.
+
+Every agent owns a :class:`random.Random`; with the same seed it makes the same
+choices, which is what makes tournaments reproducible.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Optional
+
+from handfoot_env.config import RuleConfig
+from handfoot_env.view import SeatView
+
+
+class Agent:
+    """Base class: subclasses implement :meth:`act`."""
+
+    #: short name used in tables and records
+    name: str = "agent"
+    #: whether :meth:`act` needs the encoded observation (policy agents); heuristics use the view
+    needs_observation: bool = False
+
+    def __init__(self, seed: int = 0):
+        self.seed = int(seed)
+        self.rng = random.Random(self.seed)
+        self.seat: Optional[int] = None
+        self.rules: Optional[RuleConfig] = None
+
+    def reset(self, seat: int, rules: RuleConfig, seed: int) -> None:
+        """Start a new game in ``seat`` under ``rules``; reseed the agent's random source."""
+        self.seat = int(seat)
+        self.rules = rules
+        self.rng = random.Random(int(seed))
+
+    def act(self, observation: Optional[Any], view: SeatView) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(seed={self.seed})"

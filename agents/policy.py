@@ -1,0 +1,170 @@
+"""Trained policies as agents: ``load_policy_agent(path, seed)`` (spec ``policy:PATH``).
+
+``PATH`` may be
+
+* a checkpoint folder written by ``handfoot train`` (``actor.npz`` inside, plus
+  ``model.zip``), e.g. ``runs/quickstart-s0/best``;
+* a run folder (its ``best`` checkpoint, else ``final``, else the latest);
+* an ``actor.npz`` file, or an SB3 ``model.zip`` (loaded with MaskablePPO, needs torch).
+
+The agent runs the policy's actor in NumPy (:class:`NumpyPolicy`)
+on the seat's observation and, by default, plays greedily: the argmax of the
+logits over the legal actions, so it is deterministic and ignores its seed.
+``sample=True`` (spec ``policy:PATH?sample``) samples from the masked softmax with a
+generator seeded from ``reset``'s seed instead.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from .base import Agent
+
+ACTOR_FILE = "actor.npz"
+
+
+class NumpyPolicy:
+    """The actor of a trained policy in NumPy (equal to the torch actor up to float32 rounding).
+
+    ``weights`` is the dict of :func:`experiments.selfplay.extract_weights`:
+    ``scale`` (fixed input scale), ``visible`` (how many leading inputs the actor
+    sees: the seat's own observation), ``layers`` (``(W, b)`` of the hidden
+    layers, torch layout), ``activation`` (``tanh`` or ``relu``), ``out`` (the
+    logits layer).  Only the first ``visible`` inputs of an observation are used.
+    """
+
+    def __init__(self, weights: Dict[str, Any]):
+        v = int(weights["visible"])
+        self.visible = v
+        self.scale = np.asarray(weights["scale"][:v], dtype=np.float32)
+        layers = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights["layers"]]
+        ow, ob = weights["out"]
+        layers.append((np.asarray(ow, np.float32), np.asarray(ob, np.float32)))
+        # first layer: fold the scale in and keep only the visible columns
+        w0, b0 = layers[0]
+        layers[0] = (w0[:, :v] * self.scale[None, :], b0)
+        self.layers = [(np.ascontiguousarray(w.T), b) for w, b in layers]
+        self.relu = weights["activation"] == "relu"
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs[..., :self.visible], dtype=np.float32)
+        last = len(self.layers) - 1
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < last:
+                x = np.maximum(x, 0.0) if self.relu else np.tanh(x)
+        return x
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: Optional[np.random.Generator] = None,
+            deterministic: bool = False) -> int:
+        """Argmax of the legal logits (deterministic), or a sample from the masked softmax drawn with ``rng``."""
+        legal = np.flatnonzero(mask)
+        z = self.logits(obs)[legal].astype(np.float64)
+        if deterministic or rng is None:
+            return int(legal[int(np.argmax(z))])
+        p = np.exp(z - z.max())
+        c = np.cumsum(p)
+        i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
+        return int(legal[min(i, len(legal) - 1)])
+
+
+def save_actor(weights: Dict[str, Any], path: Path) -> None:
+    """Write NumPy actor weights (``experiments.selfplay.extract_weights``) to an ``.npz`` file."""
+    arrays = {"scale": np.asarray(weights["scale"], np.float32),
+              "visible": np.asarray(weights["visible"], np.int64),
+              "activation": np.asarray(weights["activation"]),
+              "out_w": weights["out"][0], "out_b": weights["out"][1]}
+    for i, (w, b) in enumerate(weights["layers"]):
+        arrays[f"w{i}"] = w
+        arrays[f"b{i}"] = b
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def load_actor(path: Path) -> Dict[str, Any]:
+    with np.load(path, allow_pickle=False) as z:
+        layers = []
+        i = 0
+        while f"w{i}" in z:
+            layers.append((z[f"w{i}"], z[f"b{i}"]))
+            i += 1
+        return {"scale": z["scale"], "visible": int(z["visible"]), "activation": str(z["activation"]),
+                "layers": layers, "out": (z["out_w"], z["out_b"])}
+
+
+def resolve_policy_path(path: str) -> Path:
+    """The actor file or model zip that ``path`` names (see the module docstring)."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        if (p / ACTOR_FILE).exists():
+            return p / ACTOR_FILE
+        for sub in ("best", "final", "checkpoints/latest"):
+            q = p / sub
+            if (q / ACTOR_FILE).exists():
+                return q / ACTOR_FILE
+        latest = p / "checkpoints" / "latest.txt"
+        if latest.exists():
+            q = p / "checkpoints" / latest.read_text().strip() / ACTOR_FILE
+            if q.exists():
+                return q
+        if (p / "model.zip").exists():
+            return p / "model.zip"
+        raise FileNotFoundError(f"policy path {path!r}: no {ACTOR_FILE} or model.zip in it (nor in best/ or final/)")
+    if p.exists():
+        return p
+    if p.with_suffix(".zip").exists():
+        return p.with_suffix(".zip")
+    raise FileNotFoundError(f"policy path {path!r} does not exist")
+
+
+def load_weights(path: str) -> Dict[str, Any]:
+    p = resolve_policy_path(path)
+    if p.suffix == ".npz":
+        return load_actor(p)
+    from sb3_contrib import MaskablePPO
+
+    from experiments.selfplay import extract_weights
+    model = MaskablePPO.load(str(p), device="cpu")
+    return extract_weights(model.policy)
+
+
+class PolicyAgent(Agent):
+    """Plays a trained actor on the encoded observation (greedy by default)."""
+
+    name = "policy"
+    needs_observation = True
+
+    def __init__(self, weights: Dict[str, Any], seed: int = 0, sample: bool = False, name: Optional[str] = None):
+        super().__init__(seed)
+        self.policy = NumpyPolicy(weights)
+        self.sample = bool(sample)
+        self.np_rng = np.random.Generator(np.random.PCG64(self.seed))
+        if name:
+            self.name = name
+
+    def reset(self, seat, rules, seed) -> None:
+        super().reset(seat, rules, seed)
+        self.np_rng = np.random.Generator(np.random.PCG64(int(seed)))
+
+    def act(self, observation, view) -> int:
+        if observation is None:
+            raise ValueError("PolicyAgent needs the observation dict (needs_observation is True)")
+        obs = np.asarray(observation["observation"], dtype=np.float32)
+        mask = np.asarray(observation["action_mask"])
+        if not mask.any():
+            raise ValueError(f"{self.name}: seat {getattr(view, 'seat', '?')} is not to act (empty mask)")
+        return self.policy.act(obs, mask, self.np_rng if self.sample else None, deterministic=not self.sample)
+
+
+def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
+    """The agent for spec ``policy:PATH`` (append ``?sample`` to sample instead of argmax)."""
+    sample = False
+    if path.endswith("?sample"):
+        path, sample = path[: -len("?sample")], True
+    return PolicyAgent(load_weights(path), seed=seed, sample=sample, name=f"policy:{path}")
+
+
+__all__ = ["NumpyPolicy", "PolicyAgent", "load_policy_agent", "load_weights", "save_actor", "load_actor",
+           "resolve_policy_path"]

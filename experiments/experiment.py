@@ -1,0 +1,297 @@
+"""``handfoot experiment CONFIG``: train, evaluate and report from one config.
+
+Usage::
+
+    handfoot experiment configs/experiments/quickstart.yaml
+    handfoot experiment configs/experiments/long.yaml --set train.total_timesteps=2000000
+    handfoot experiment --help-config
+
+The pipeline:
+
+1. **train** a self-play agent with :func:`experiments.train.train` (the ``train`` section is a
+   full train config, inline or as a path to a YAML file under ``configs/train/``);
+2. **evaluate** the best and/or final checkpoint with the duplicate harness
+   (:mod:`experiments.evaluate`) in a round-robin with ``evaluation.opponents``
+   (``random``, ``greedy``, and ``strategic`` in longer configs): win rate and ADP with 95% CIs
+   against each, and an Elo rating with ``random`` at 1000;
+3. **report**: ``report.md`` in the run folder with the numbers, the learning curve and the
+   harness's win-rate plot, ``experiment.json`` with the same numbers, and a summary table on
+   the terminal.
+
+Config fields are listed by ``--help-config``; an unknown or badly typed field names itself and
+exits with status 2.  ``seed`` and ``run_dir`` at the top level override the train section's.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from experiments.train import (ELO_ANCHOR, ConfigError, TrainConfig, apply_overrides, config_from_dict,
+                               config_to_dict, describe_config, evaluate_spec, read_yaml, train, write_json)
+
+
+@dataclass
+class FinalEvaluationConfig:
+    """The evaluation after training."""
+
+    opponents: List[str] = field(default_factory=lambda: ["random", "greedy"])
+    """Agent specs the trained policy is evaluated against (a round-robin with it)."""
+    deals: int = 100
+    """Duplicate deals per pairing (two games each)."""
+    model: str = "best"
+    """Which checkpoint to evaluate: best (by the periodic evaluation), final, or both."""
+    seed: int = 2_000_003
+    """Seed of the evaluation deals (different from the periodic evaluation's by default)."""
+    workers: int = 2
+    """Processes for the evaluation (results do not depend on it)."""
+
+    def validate(self) -> "FinalEvaluationConfig":
+        from experiments.train import _check_spec
+        if self.model not in ("best", "final", "both"):
+            raise ConfigError(f"evaluation.model: expected best, final or both, got {self.model!r}")
+        if self.deals < 2:
+            raise ConfigError(f"evaluation.deals: must be at least 2 (for a confidence interval), got {self.deals}")
+        if self.workers < 1:
+            raise ConfigError(f"evaluation.workers: must be at least 1, got {self.workers}")
+        if not self.opponents:
+            raise ConfigError("evaluation.opponents: at least one opponent spec is needed")
+        for s in self.opponents:
+            _check_spec("evaluation.opponents", s)
+        return self
+
+
+@dataclass
+class ExperimentConfig:
+    """Train, then evaluate and report."""
+
+    name: str = "experiment"
+    """Experiment name (also the train run's name)."""
+    description: str = ""
+    """Free text copied into report.md."""
+    seed: Optional[int] = None
+    """Overrides train.seed when set."""
+    run_dir: Optional[str] = None
+    """Overrides train.run_dir when set."""
+    train: TrainConfig = field(default_factory=TrainConfig)
+    """The training run: a train config mapping, or a path to a train config YAML."""
+    evaluation: FinalEvaluationConfig = field(default_factory=FinalEvaluationConfig)
+    """The evaluation after training."""
+    time_budget_s: Optional[float] = None
+    """Expected wall time; the report says whether the run stayed within it."""
+
+    def validate(self) -> "ExperimentConfig":
+        self.train.validate()
+        self.evaluation.validate()
+        return self
+
+
+def load_experiment_config(path: Optional[str], overrides: Optional[List[str]] = None,
+                           data: Optional[Dict[str, Any]] = None) -> ExperimentConfig:
+    if data is None:
+        data = read_yaml(path) if path else {}
+    if not isinstance(data, dict):
+        raise ConfigError("the experiment config must be a mapping of fields")
+    data = apply_overrides(data, [])
+    tr = data.get("train")
+    if isinstance(tr, str):      # a path to a train config, relative to the experiment config or the cwd
+        p = Path(tr)
+        if not p.exists() and path:
+            p = Path(path).parent / tr
+        data["train"] = read_yaml(p)
+    data = apply_overrides(data, overrides or [])
+    tr = data.get("train") or {}
+    if not isinstance(tr, dict):
+        raise ConfigError(f"train: expected a mapping or a path to a train config, got {tr!r}")
+    tr = dict(tr)
+    if "name" in data and "name" not in tr:
+        tr["name"] = data["name"]
+    if data.get("seed") is not None:
+        tr["seed"] = data["seed"]
+    if data.get("run_dir") is not None:
+        tr["run_dir"] = data["run_dir"]
+    data["train"] = tr
+    return config_from_dict(ExperimentConfig, data)
+
+
+# =========================================================================== report
+def _pct(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _ci_pct(ci) -> str:
+    return "n/a" if not ci else f"[{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]"
+
+
+def _ci_num(ci) -> str:
+    return "n/a" if not ci else f"[{ci[0]:+.0f}, {ci[1]:+.0f}]"
+
+
+def verdicts(evals: Dict[str, Dict[str, Any]]) -> List[str]:
+    lines = []
+    for model, s in evals.items():
+        for spec, r in s["per_opponent"].items():
+            ci = r["win_rate_ci"]
+            if ci is None:
+                continue
+            if ci[0] > 0.5:
+                v = "beats"
+            elif ci[1] < 0.5:
+                v = "loses to"
+            else:
+                v = "is not separated from"
+            lines.append(f"The {model} model {v} `{spec}`: win rate {_pct(r['win_rate'])}, 95% CI {_ci_pct(ci)}.")
+    return lines
+
+
+def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any], evals: Dict[str, Dict[str, Any]],
+                 timings: Dict[str, float]) -> Path:
+    info = json.loads((run / "run.json").read_text()) if (run / "run.json").exists() else {}
+    L: List[str] = [f"# Experiment `{cfg.name}`", ""]
+    if cfg.description:
+        L += [cfg.description.strip(), ""]
+    total = timings.get("total_s", 0.0)
+    L += ["## Summary", "",
+          f"- run folder: `{run}`",
+          f"- trained for {train_result['timesteps']:,} learner timesteps in {timings['train_s']:.0f} s; "
+          f"evaluation {timings['eval_s']:.0f} s; total {total:.0f} s"
+          + (f" (budget {cfg.time_budget_s:.0f} s: {'within' if total <= cfg.time_budget_s else 'OVER'})"
+             if cfg.time_budget_s else ""),
+          f"- best checkpoint: step {train_result.get('best_step')} (by `{cfg.train.evaluation.best_by}`)",
+          f"- evaluation: {cfg.evaluation.deals} duplicate deals ({2 * cfg.evaluation.deals} games) per opponent, "
+          f"seed {cfg.evaluation.seed}, round-robin with {', '.join(cfg.evaluation.opponents)}", ""]
+    L += verdicts(evals) and [f"- {v}" for v in verdicts(evals)] + [""] or []
+    L += ["## Results", "",
+          "| model | opponent | games | win rate | 95% CI | ADP | ADP 95% CI |",
+          "|---|---|---:|---:|---|---:|---|"]
+    for model, s in evals.items():
+        for spec, r in s["per_opponent"].items():
+            L.append(f"| {model} | {spec} | {r['games']} | {_pct(r['win_rate'])} | {_ci_pct(r['win_rate_ci'])} | "
+                     f"{r['adp']:+.0f} | {_ci_num(r['adp_ci'])} |")
+    L.append("")
+    for model, s in evals.items():
+        if s.get("ratings"):
+            rs = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s["ratings"].items(), key=lambda kv: -kv[1]))
+            L.append(f"Elo ({model}; Bradley-Terry on the round-robin, random = {ELO_ANCHOR:.0f}): {rs}.")
+    L += ["", "Win rate counts a draw as half a win; ADP is the average point difference per game (trained "
+          "policy minus opponent).  CIs are t-intervals over per-deal pair means (experiments.evaluate).  "
+          "The trained policy plays greedily (argmax over the legal actions).", ""]
+    L += ["## Learning curve", "", "![learning curve](learning_curve.png)", ""]
+    for model, s in evals.items():
+        d = Path(s["results_dir"])
+        if (d / "winrate.png").exists():
+            L += [f"![{model} win rates]({d.relative_to(run)}/winrate.png)", ""]
+    tc = cfg.train
+    L += ["## Training setup", "",
+          f"- rules `{tc.rules}`, {tc.n_envs} envs ({tc.vec_env}), seed {tc.seed}",
+          f"- opponents mixture: {json.dumps(tc.opponents)}; snapshots every {tc.snapshots.every_updates} updates, "
+          f"keep {tc.snapshots.keep}",
+          f"- network pi {tc.network.pi}, vf {tc.network.vf}, {tc.network.activation}, centralised critic "
+          f"{tc.network.centralised_critic}",
+          f"- PPO: {json.dumps(dataclasses.asdict(tc.ppo))}",
+          f"- reward {tc.reward} x {tc.reward_scale}; shaping {json.dumps(dataclasses.asdict(tc.shaping))}", "",
+          "Resolved config: `config.yaml`; seeds, versions and commit: `run.json`; TensorBoard: "
+          f"`tensorboard --logdir {run / 'tb'}`.", ""]
+    if info:
+        L += ["## Environment", "", f"- git commit: `{info.get('git_commit')}`",
+              f"- versions: {', '.join(f'{k} {v}' for k, v in info.get('versions', {}).items())}",
+              f"- platform: {info.get('platform')}, {info.get('cpu_count')} CPUs", ""]
+    out = run / "report.md"
+    out.write_text("\n".join(L))
+    return out
+
+
+def print_summary(run: Path, evals: Dict[str, Dict[str, Any]], timings: Dict[str, float], file=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    console = Console(file=file or sys.stdout)
+    t = Table(title=f"experiment results ({run})")
+    for col in ("model", "opponent", "games", "win rate", "95% CI", "ADP", "ADP 95% CI"):
+        t.add_column(col, justify="right" if col in ("games", "win rate", "ADP") else "left")
+    for model, s in evals.items():
+        for spec, r in s["per_opponent"].items():
+            t.add_row(model, spec, str(r["games"]), _pct(r["win_rate"]), _ci_pct(r["win_rate_ci"]), f"{r['adp']:+.0f}",
+                      _ci_num(r["adp_ci"]))
+    console.print(t)
+    for model, s in evals.items():
+        if s.get("elo") is not None:
+            console.print(f"Elo of the {model} model (random = {ELO_ANCHOR:.0f}): {s['elo']:.0f}")
+    console.print(f"time: train {timings['train_s']:.0f} s, evaluation {timings['eval_s']:.0f} s, "
+                  f"total {timings['total_s']:.0f} s; report: {run / 'report.md'}")
+
+
+# =========================================================================== pipeline
+def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[List[str]] = None) -> Dict[str, Any]:
+    """Train, evaluate, report; returns ``{"run", "evals", "timings", ...}``."""
+    cfg.validate()
+    t0 = time.perf_counter()
+    result = train(cfg.train, quiet=quiet, argv=argv)
+    t1 = time.perf_counter()
+    run = Path(result["run"])
+    models = ["best", "final"] if cfg.evaluation.model == "both" else [cfg.evaluation.model]
+    evals: Dict[str, Dict[str, Any]] = {}
+    ev = cfg.evaluation
+    for m in models:
+        if not quiet:
+            print(f"evaluating the {m} model against {', '.join(ev.opponents)} ({ev.deals} duplicate deals each)",
+                  file=sys.stderr, flush=True)
+        evals[m] = evaluate_spec(f"policy:{run / m}", run / "experiment_eval" / m, ev.opponents, cfg.train.rules,
+                                 ev.deals, ev.seed, ev.workers, progress=cfg.train.progress and not quiet, plots=True)
+    t2 = time.perf_counter()
+    timings = {"train_s": t1 - t0, "eval_s": t2 - t1, "total_s": t2 - t0}
+    (run / "experiment.yaml").write_text(__import__("yaml").safe_dump(
+        {**{k: v for k, v in dataclasses.asdict(cfg).items() if k != "train"}, "train": config_to_dict(cfg.train)},
+        sort_keys=False))
+    summary = {"name": cfg.name, "run": str(run), "timesteps": result["timesteps"], "best_step": result.get("best_step"),
+               "timings": timings, "evaluation": dataclasses.asdict(cfg.evaluation), "results": evals,
+               "time_budget_s": cfg.time_budget_s}
+    write_json(run / "experiment.json", summary)
+    write_report(run, cfg, result, evals, timings)
+    return summary
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="handfoot experiment",
+                                description="Train a self-play agent, evaluate it and write report.md.")
+    p.add_argument("config", nargs="?", help="experiment config YAML (configs/experiments/*.yaml)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a field, e.g. --set train.total_timesteps=50000 --set evaluation.deals=50")
+    p.add_argument("--run-dir", help="parent folder of run folders")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--help-config", action="store_true", help="list every config field")
+    return p
+
+
+def experiment_main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    if args.help_config:
+        lines = describe_config(ExperimentConfig)
+        print("\n".join(lines))
+        return 0
+    try:
+        if not args.config:
+            raise ConfigError("an experiment config file is needed")
+        cfg = load_experiment_config(args.config, args.overrides)
+        if args.run_dir:
+            cfg.train.run_dir = args.run_dir
+    except ConfigError as e:
+        print(f"handfoot experiment: config error: {e}", file=sys.stderr)
+        return 2
+    summary = run_experiment(cfg, quiet=args.quiet, argv=["handfoot", "experiment"] + argv)
+    print_summary(Path(summary["run"]), summary["results"], summary["timings"])
+    return 0
+
+
+main = experiment_main
+
+if __name__ == "__main__":
+    sys.exit(experiment_main())

@@ -1,0 +1,458 @@
+"""Self-play training environment: one game of Hand and Foot seen by one learner seat.
+
+Design
+------
+PPO wants one stream of transitions per environment, each with that stream's
+own rewards.  Hand and Foot is a four-seat, two-team, turn-based game, so the
+wrapper here (:class:`SeatEnv`, a ``gymnasium.Env``) turns it into a
+single-agent problem *for one seat at a time*:
+
+* An episode is one game (four rounds).  At ``reset`` the environment picks a
+  **learner seat** uniformly from all seats (so the policy plays both teams and
+  every position relative to the dealer) and an **opponent kind** for the two
+  seats of the other team, drawn from the configured mixture
+  (:class:`OpponentPool`).
+* ``step(a)`` applies the learner seat's action, then advances the game
+  itself, the other three seats acting, until the learner seat must act again
+  or the game ends:
+
+  - the **partner** (the learner's teammate) is played by the *current*
+    learner policy, run in-process in the worker from weights synced at the
+    start of every rollout (:meth:`SeatEnv.set_learner`), sampling from its
+    masked action distribution like the learner does.  One set of parameters
+    therefore plays both seats of the team; the partner's decisions are not
+    training data in this episode (they are in the episode where that seat is
+    the learner);
+  - the **opponents** are a frozen snapshot of the learner
+    (``self_snapshots``, pushed with :meth:`SeatEnv.set_snapshots`), the current
+    learner (``self``), or an agent built by ``agents.registry.make_agent`` from a
+    spec (``random``, ``greedy``, ``strategic``, ``policy:PATH``).
+
+* The reward returned by ``step`` is exactly the sum of the environment rewards
+  that the learner seat received since its previous decision, computed as
+  ``handfoot_v0.raw_env`` does (``round_score_diff``: at every round end, the
+  team's round score minus the opponents' round score times ``reward_scale``;
+  ``game_win``: +1/-1/0 at the end).  No other seat's reward enters and nothing
+  is bootstrapped across seats: each episode is one seat's own trajectory.
+  tests/test_train.py replays the game in the AEC env and checks the rewards
+  match step by step.
+* Optional reward shaping (off by default) adds a potential-based term
+  ``Phi(s') - Phi(s)`` with ``Phi = books_weight x own team's books this round
+  + points_weight x own team's table points this round / 1000``; ``Phi`` is 0
+  at the end of the game, so the shaping sums to about zero over a game and
+  only moves credit earlier.
+
+The observation is a ``Dict`` of ``observation`` (the seat's
+``encode_observation``; with ``centralised_critic`` the perfect-information
+``encode_state`` is appended) and ``action_mask``.  :class:`MaskedVecEnv` turns
+a vector of these into a flat ``Box`` observation plus cached masks, so
+MaskablePPO's ``action_masks`` query costs no extra round trip to the worker
+processes.
+
+The network (:class:`HandFootPolicy`) is SB3's masked actor-critic MLP with a
+fixed per-index input scale (:func:`observation_scale`) held as a buffer inside
+the model.  With ``centralised_critic`` the actor's inputs are the seat's
+observation only (the state part is zeroed before the actor sees it) while the
+critic sees observation and state; at play time only the actor runs, so a
+trained policy never uses hidden information.
+
+:class:`agents.policy.NumpyPolicy` is the actor as plain NumPy (used by workers for partners
+and snapshots, and by :mod:`agents.policy` to play a checkpoint), so workers
+need no torch inference at all.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import gymnasium as gym
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+
+from agents.policy import NumpyPolicy
+from handfoot_env.actions import NUM_ACTIONS
+from handfoot_env.engine import GAME_OVER, Game
+from handfoot_env.observation import (action_mask, encode_observation, encode_state, observation_names,
+                                      observation_size, state_size, table_points)
+
+SELF = "self"
+SNAPSHOTS = "self_snapshots"
+REWARDS = ("round_score_diff", "game_win")
+ACTIVATIONS = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}
+
+
+# ----------------------------------------------------------------- observation scale
+def observation_scale(players: int, teams: int, with_state: bool = False) -> np.ndarray:
+    """Fixed per-index input scale that brings every observation entry to about [-1, 1].
+
+    Chosen from the observation's index names (handfoot_env.observation); part of
+    the model (a buffer), so a checkpoint carries its own scale.
+    """
+    scale = []
+    for name in observation_names(players, teams):
+        s = 1.0
+        if name.startswith("hand."):
+            s = 0.25
+        elif name.endswith(".hand_size"):
+            s = 1 / 13
+        elif name.endswith((".naturals", ".twos", ".jokers")):
+            s = 1 / 7
+        elif ".books." in name or name.endswith(".red_threes"):
+            s = 1 / 3
+        elif name == "pile.size":
+            s = 1 / 30
+        elif name in ("pile.take_count", "prov.pending_pile_cards"):
+            s = 1 / 7
+        elif name.startswith("pile_counts."):
+            s = 1 / 5
+        elif name == "stock_size":
+            s = 1 / 150
+        elif name == "round":
+            s = 1 / 4
+        elif name.endswith(".score/1000"):
+            s = 1 / 5
+        elif name.endswith(".round_table_points/1000"):
+            s = 1 / 2
+        scale.append(s)
+    if with_state:
+        extra = state_size(players, teams) - observation_size(players, teams)
+        state_scale = observation_scale(players, teams)            # player 0's observation
+        counts = [0.25] * (extra - 15) + [1 / 20] * 15               # hands/feet, then stock counts
+        scale += list(state_scale) + counts
+    return np.asarray(scale, dtype=np.float32)
+
+
+class ScaledObservation(BaseFeaturesExtractor):
+    """Multiplies the flat input by a fixed scale; zeroes inputs past ``visible`` (actor of a centralised critic)."""
+
+    def __init__(self, observation_space: spaces.Box, scale: Sequence[float], visible: Optional[int] = None):
+        n = int(observation_space.shape[0])
+        super().__init__(observation_space, features_dim=n)
+        s = th.as_tensor(np.asarray(scale, dtype=np.float32))
+        if visible is not None:
+            s = s.clone()
+            s[int(visible):] = 0.0
+        self.register_buffer("scale", s)
+        self.visible = n if visible is None else int(visible)
+
+    def forward(self, observations: th.Tensor) -> th.Tensor:
+        return observations * self.scale
+
+
+class HandFootPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's MLP actor-critic with :class:`ScaledObservation` inputs.
+
+    ``features_extractor_kwargs`` must hold ``scale``; with ``actor_visible`` set
+    (centralised critic) the actor's extractor hides the inputs past that index
+    and the critic gets its own extractor that sees everything.
+    """
+
+    def __init__(self, *args, **kwargs):
+        fek = dict(kwargs.get("features_extractor_kwargs") or {})
+        self._actor_visible = fek.pop("actor_visible", None)
+        kwargs["features_extractor_kwargs"] = fek
+        kwargs["features_extractor_class"] = ScaledObservation
+        kwargs["share_features_extractor"] = self._actor_visible is None
+        self._extractors_made = 0
+        super().__init__(*args, **kwargs)
+
+    def make_features_extractor(self) -> BaseFeaturesExtractor:
+        visible = self._actor_visible if self._extractors_made == 0 else None
+        self._extractors_made += 1
+        return ScaledObservation(self.observation_space, visible=visible, **self.features_extractor_kwargs)
+
+
+# ----------------------------------------------------------------- NumPy actor
+def extract_weights(policy: MaskableActorCriticPolicy) -> Dict[str, Any]:
+    """The actor of an SB3 policy as NumPy arrays (picklable; see :class:`NumpyPolicy`)."""
+    ext = policy.pi_features_extractor
+    layers = []
+    for m in policy.mlp_extractor.policy_net:
+        if isinstance(m, th.nn.Linear):
+            layers.append((m.weight.detach().cpu().numpy().astype(np.float32).copy(),
+                           m.bias.detach().cpu().numpy().astype(np.float32).copy()))
+    act = "relu" if isinstance(policy.activation_fn(), th.nn.ReLU) else "tanh"
+    out = policy.action_net
+    return {"scale": ext.scale.detach().cpu().numpy().copy(), "visible": int(ext.visible), "layers": layers,
+            "activation": act, "out": (out.weight.detach().cpu().numpy().copy(),
+                                       out.bias.detach().cpu().numpy().copy())}
+
+
+
+# ----------------------------------------------------------------- opponents
+@dataclass
+class OpponentPool:
+    """Mixture of opponent kinds: ``self``, ``self_snapshots`` or make_agent specs, with weights."""
+
+    mixture: Dict[str, float]
+
+    def __post_init__(self):
+        items = [(k, float(w)) for k, w in self.mixture.items() if float(w) > 0]
+        if not items:
+            raise ValueError("opponents: the mixture needs at least one kind with a positive weight")
+        total = sum(w for _, w in items)
+        self.kinds = [k for k, _ in items]
+        self.probs = np.asarray([w / total for _, w in items], dtype=np.float64)
+
+    def sample(self, rng: np.random.Generator) -> str:
+        return self.kinds[int(rng.choice(len(self.kinds), p=self.probs))]
+
+
+def make_agent(spec: str, seed: int):
+    from agents.registry import make_agent as _make
+    return _make(spec, seed)
+
+
+# ----------------------------------------------------------------- the per-seat env
+class SeatEnv(gym.Env):
+    """One game seen by one learner seat (see the module docstring)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, rules: Any = "pagat", opponents: Optional[Dict[str, float]] = None,
+                 reward: str = "round_score_diff", reward_scale: float = 0.001,
+                 shaping_books: float = 0.0, shaping_points: float = 0.0,
+                 centralised_critic: bool = False, max_actions: Optional[int] = None,
+                 snapshot_sampling: str = "uniform", seed: Optional[int] = None,
+                 learner_seats: Optional[Sequence[int]] = None):
+        super().__init__()
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        self.game = Game(rules)
+        self.rules = self.game.rules
+        n, t = self.rules.players, self.rules.teams
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        self.shaping_books = float(shaping_books)
+        self.shaping_points = float(shaping_points)
+        self.centralised_critic = bool(centralised_critic)
+        rounds = self.rules.rounds + (1 if self.rules.tie_break == "extra_round" else 0)
+        self.max_actions = int(max_actions) if max_actions else 3000 * rounds
+        self.pool = OpponentPool(dict(opponents or {"random": 1.0}))
+        self.snapshot_sampling = snapshot_sampling
+        self.learner_seats = list(learner_seats) if learner_seats is not None else list(range(n))
+        obs_n = observation_size(n, t) + (state_size(n, t) if self.centralised_critic else 0)
+        self.observation_space = spaces.Dict({
+            "observation": spaces.Box(-np.inf, np.inf, shape=(obs_n,), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8)})
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+        self.learner: Optional[NumpyPolicy] = None
+        self.snapshots: List[NumpyPolicy] = []
+        self._agents: Dict[str, Any] = {}
+        self.seat = 0
+        self.opponent = ""
+        self.episode_count = 0
+
+    # ---------------------------------------------------------- weights from the trainer
+    def set_learner(self, weights: Dict[str, Any]) -> None:
+        """Current learner weights (the partner, and ``self`` opponents)."""
+        self.learner = NumpyPolicy(weights)
+
+    def set_snapshots(self, weights: Sequence[Dict[str, Any]]) -> None:
+        """The frozen snapshot pool (oldest first)."""
+        self.snapshots = [NumpyPolicy(w) for w in weights]
+
+    def action_masks(self) -> np.ndarray:
+        return action_mask(self.game, self.seat)
+
+    # ---------------------------------------------------------- helpers
+    def _obs(self) -> Dict[str, np.ndarray]:
+        o = encode_observation(self.game, self.seat)
+        if self.centralised_critic:
+            o = np.concatenate([o, encode_state(self.game)])
+        return {"observation": o, "action_mask": action_mask(self.game, self.seat)}
+
+    def _phi(self) -> float:
+        if not (self.shaping_books or self.shaping_points) or self.game.phase == GAME_OVER:
+            return 0.0
+        team = self.game.team_of[self.seat]
+        return (self.shaping_books * sum(self.game.book_counts[team])
+                + self.shaping_points * table_points(self.game, team) / 1000.0)
+
+    def _round_reward(self, totals: Sequence[int]) -> float:
+        t = self.game.team_of[self.seat]
+        others = [totals[u] for u in range(self.game.num_teams) if u != t]
+        return (totals[t] - sum(others) / len(others)) * self.reward_scale
+
+    def _win_reward(self) -> float:
+        w = self.game.winner
+        return 0.0 if w is None else (1.0 if w == self.game.team_of[self.seat] else -1.0)
+
+    def _policy_for(self, kind: str) -> NumpyPolicy:
+        if kind == SELF or not self.snapshots:
+            if self.learner is None:
+                raise RuntimeError("SeatEnv: no learner weights set (call set_learner first)")
+            return self.learner
+        if self.snapshot_sampling == "latest":
+            return self.snapshots[-1]
+        return self.snapshots[int(self.rng.integers(len(self.snapshots)))]
+
+    def _setup_seats(self) -> None:
+        g = self.game
+        n = g.n
+        my_team = g.team_of[self.seat]
+        self.players: List[Tuple[str, Any]] = [("learner", None)] * n
+        opp_policy = None
+        if self.opponent in (SELF, SNAPSHOTS):
+            opp_policy = self._policy_for(self.opponent)
+        for p in range(n):
+            if p == self.seat:
+                continue
+            if g.team_of[p] == my_team:
+                self.players[p] = ("policy", None)           # partner: the current learner
+            elif opp_policy is not None:
+                self.players[p] = ("policy", opp_policy)
+            else:
+                # one agent object per seat and spec, built once, reseeded every game
+                key = f"{self.opponent}@{p}"
+                if key not in self._agents:
+                    self._agents[key] = make_agent(self.opponent, int(self.rng.integers(2 ** 31)))
+                a = self._agents[key]
+                a.reset(p, self.rules, int(self.rng.integers(2 ** 31)))
+                self.players[p] = ("agent", a)
+
+    def _other_act(self, p: int) -> int:
+        g = self.game
+        kind, who = self.players[p]
+        if kind == "policy":
+            pol = who if who is not None else self.learner
+            if pol is None:
+                raise RuntimeError("SeatEnv: no learner weights set (call set_learner first)")
+            return pol.act(encode_observation(g, p), action_mask(g, p), self.rng)
+        from handfoot_env.view import seat_view
+        obs = None
+        if getattr(who, "needs_observation", False):
+            obs = {"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}
+        return int(who.act(obs, seat_view(g, p)))
+
+    def _advance(self) -> float:
+        """Play the other seats until the learner must act or the game ends; the learner's reward meanwhile."""
+        g = self.game
+        reward = 0.0
+        while True:
+            finished = len(g.round_scores)
+            if finished > self._rounds_seen:
+                for totals in g.round_scores[self._rounds_seen:]:
+                    if self.reward_mode == "round_score_diff":
+                        reward += self._round_reward(totals)
+                self._rounds_seen = finished
+            if g.phase == GAME_OVER:
+                if self.reward_mode == "game_win":
+                    reward += self._win_reward()
+                return reward
+            if g.current == self.seat or g.action_count >= self.max_actions:
+                return reward
+            g.step(self._other_act(g.current))
+
+    # ---------------------------------------------------------- gymnasium API
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.rng = np.random.Generator(np.random.PCG64(seed))
+        options = dict(options or {})
+        self.seat = int(options.get("seat", self.learner_seats[int(self.rng.integers(len(self.learner_seats)))]))
+        self.opponent = str(options.get("opponent", self.pool.sample(self.rng)))
+        game_seed = int(options.get("game_seed", self.rng.integers(2 ** 31)))
+        self.game.reset(seed=game_seed)
+        self._rounds_seen = 0
+        self._setup_seats()
+        self.episode_count += 1
+        self._pending = self._advance()      # rewards before the learner's first decision (rare)
+        self._last_phi = self._phi()
+        info = {"seat": self.seat, "opponent": self.opponent, "game_seed": game_seed}
+        return self._obs(), info
+
+    def step(self, action):
+        g = self.game
+        g.step(int(action))
+        reward = self._pending + self._advance()
+        self._pending = 0.0
+        phi = self._phi()
+        reward += phi - self._last_phi
+        self._last_phi = phi
+        terminated = g.phase == GAME_OVER
+        truncated = not terminated and g.action_count >= self.max_actions
+        info: Dict[str, Any] = {}
+        if terminated or truncated:
+            team = g.team_of[self.seat]
+            others = [g.scores[u] for u in range(g.num_teams) if u != team]
+            diff = g.scores[team] - max(others)
+            result = 0.0 if truncated else (0.5 if g.winner is None else float(g.winner == team))
+            info["selfplay"] = {"opponent": self.opponent, "seat": self.seat, "result": result,
+                                "score_diff": float(diff), "truncated": bool(truncated)}
+        return self._obs(), float(reward), bool(terminated), bool(truncated), info
+
+
+# ----------------------------------------------------------------- vector env
+class MaskedVecEnv(VecEnvWrapper):
+    """Flattens ``SeatEnv``'s Dict observation to a Box and serves the masks from a cache.
+
+    MaskablePPO asks ``env_method("action_masks")`` before every step; answering
+    from the masks that came back with the observations saves one round trip to
+    the worker processes per step.
+    """
+
+    def __init__(self, venv: VecEnv):
+        inner = venv.observation_space
+        super().__init__(venv, observation_space=inner["observation"])
+        self._masks = np.zeros((venv.num_envs, NUM_ACTIONS), dtype=np.int8)
+
+    def _split(self, obs):
+        self._masks = np.asarray(obs["action_mask"], dtype=np.int8).copy()
+        return np.asarray(obs["observation"], dtype=np.float32)
+
+    def reset(self):
+        return self._split(self.venv.reset())
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self.venv.step_async(actions)
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        for info in infos:
+            t = info.get("terminal_observation")
+            if isinstance(t, dict):
+                info["terminal_observation"] = np.asarray(t["observation"], dtype=np.float32)
+        return self._split(obs), rewards, dones, infos
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name == "action_masks" or self.venv.has_attr(attr_name)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs):
+        if method_name == "action_masks":
+            idx = list(self._get_indices(indices))
+            return [self._masks[i].copy() for i in idx]
+        return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
+
+    def action_masks(self) -> np.ndarray:
+        return self._masks.copy()
+
+
+def _make_env_fn(env_kwargs: Dict[str, Any], seed: int):
+    def _init():
+        from stable_baselines3.common.monitor import Monitor
+        th.set_num_threads(1)
+        return Monitor(SeatEnv(seed=seed, **env_kwargs))
+    return _init
+
+
+def make_vec_env(env_kwargs: Dict[str, Any], n_envs: int, seed: int, subprocess: bool = True) -> MaskedVecEnv:
+    """``n_envs`` :class:`SeatEnv` workers (``SubprocVecEnv`` or ``DummyVecEnv``) with deterministic seeds."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n_envs)]
+    fns = [_make_env_fn(env_kwargs, s) for s in seeds]
+    if subprocess and n_envs > 1:
+        venv: VecEnv = SubprocVecEnv(fns, start_method="fork" if _fork_ok() else "spawn")
+    else:
+        venv = DummyVecEnv(fns)
+    return MaskedVecEnv(venv)
+
+
+def _fork_ok() -> bool:
+    import multiprocessing as mp
+    return "fork" in mp.get_all_start_methods()

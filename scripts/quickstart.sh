@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# README's main job: set up (if needed) and run the quickstart experiment
+# (self-play training, evaluation against the heuristics, Markdown report).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/handfoot experiment configs/experiments/quickstart.yaml "$@"

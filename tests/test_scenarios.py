@@ -1,0 +1,794 @@
+"""Scripted scenarios: one rule of RULES.md sections 3-6 per test.
+
+Every test stacks a shoe (tests/helpers.py), plays named actions and checks
+what is legal and what happened.  Seats: team 0 = player_0 and player_2,
+team 1 = player_1 and player_3; player_0 leads round 1.
+"""
+from __future__ import annotations
+
+import pytest
+
+from handfoot_env.actions import action_index
+from handfoot_env.cards import RED3, kind_of
+from handfoot_env.engine import GAME_OVER, MELD_PHASE, Game, IllegalActionError
+
+from .helpers import (TWO_DECK_FEET, TWO_DECK_HANDS, apply_last_action, books_game, counts,
+                      expected_round_scores, hand_codes, is_legal, legal_names, melds_of, new_game, play, turn,
+                      two_deck_game)
+
+
+# ---------------------------------------------------------------------------
+# 3. The deal
+
+def test_deal_order_hands_then_feet_then_up_card_then_stock():
+    hands = ["4 " * 13, "5 " * 13, "6 " * 13, "7 " * 13]
+    feet = ["8 " * 13, "9 " * 13, "10 " * 13, "J " * 13]
+    g = new_game(hands=hands, feet=feet, up="Q", stock="K A 2", pad=False)
+    for p, code in enumerate(["4", "5", "6", "7"]):
+        assert hand_codes(g, p) == [code] * 13
+    for p, code in enumerate(["8", "9", "10", "J"]):
+        assert g.feet[p] == counts([code] * 13)
+    sd = g.state_dict()
+    assert sd["discard"] == ["Q"]
+    assert sd["stock"][:3] == ["K", "A", "2"]
+    assert sd["stock_size"] == 270 - 8 * 13 - 1
+    assert (g.dealer, g.current) == (3, 0)
+    play(g, "draw")
+    assert hand_codes(g, 0) == sorted(["4"] * 13 + ["K", "A"])
+
+
+@pytest.mark.parametrize("up", ["3R", "2", "JK"])
+def test_up_card_red_three_two_or_joker_is_reburied_in_stock(up):
+    g = new_game(up=up, stock="K Q J")
+    sd = g.state_dict()
+    assert sd["discard"] == ["K"]
+    assert sd["stock_size"] == 270 - 8 * 13 - 1
+    # the reburied card went back into the stock: all copies of it are there
+    assert sd["stock"].count(up) == {"3R": 10, "2": 20, "JK": 10}[up]
+
+
+def test_up_card_reburial_repeats_until_a_natural_or_black_three():
+    g = new_game(up="2", stock="JK 3R 3B Q")
+    sd = g.state_dict()
+    assert sd["discard"] == ["3B"]
+    assert sd["stock"].count("2") == 20 and sd["stock"].count("JK") == 10 and sd["stock"].count("3R") == 10
+
+
+def test_discarded_black_three_blocks_the_next_player_from_the_pile():
+    g = new_game(hands=[None, "3B 3B A A A K K K Q Q Q J J"], stock="3B 9 4 4")
+    play(g, "draw", "discard:3B")
+    assert g.current == 1 and legal_names(g) == ["draw"]
+    turn(g, "4")
+    assert is_legal(g, "draw") and not is_legal(g, "pickup")   # player_2 holds no pair of 4s
+
+
+def test_black_three_up_card_stays_and_blocks_the_pickup():
+    g = new_game(hands=["3B 3B K K K A A A Q Q Q J J"], up="3B")
+    assert g.state_dict()["discard"] == ["3B"]
+    assert legal_names(g) == ["draw"]
+    assert "three" in g.reason_illegal(action_index("pickup"))
+
+
+# ---------------------------------------------------------------------------
+# 4.1 Red threes
+
+def test_red_three_dealt_in_hand_is_laid_and_replaced_before_drawing():
+    g = new_game(hands=["3R 3R"], stock="K A Q J")
+    assert legal_names(g) == ["lay_red_three"]
+    with pytest.raises(IllegalActionError, match="red three"):
+        play(g, "draw")
+    play(g, "lay_red_three")
+    assert g.red3 == [1, 0] and g.hands[0][kind_of("K")] == 2   # filler K + replacement K
+    assert legal_names(g) == ["lay_red_three"]
+    play(g, "lay_red_three")
+    assert g.red3 == [2, 0] and g.hands[0][RED3] == 0 and sum(g.hands[0]) == 13
+    assert legal_names(g) == ["draw"]
+    play(g, "draw")
+    assert g.hands[0][kind_of("Q")] == 2 and g.hands[0][kind_of("J")] == 2
+
+
+def test_red_three_drawn_from_stock_is_laid_and_replaced():
+    g = new_game(stock="3R K 9")
+    play(g, "draw")
+    assert g.phase == MELD_PHASE and legal_names(g) == ["lay_red_three"]
+    with pytest.raises(IllegalActionError):
+        play(g, "discard:K")
+    play(g, "lay_red_three")
+    assert g.red3[0] == 1 and g.hands[0][RED3] == 0
+    assert g.hands[0][kind_of("9")] == 2 and sum(g.hands[0]) == 15
+    assert "discard:K" in legal_names(g)
+
+
+def test_red_three_cannot_be_discarded_or_melded():
+    g = new_game(stock="3R K 9")
+    play(g, "draw")
+    assert all(not n.startswith("discard") for n in legal_names(g))
+    with pytest.raises(KeyError):
+        action_index("discard:3R")
+
+
+def _empty_hand_by_melding(foot, stock_after=""):
+    """player_0 opens and melds the whole hand; the foot is picked up mid-turn."""
+    return new_game(hands=["K K K K K Q Q Q Q Q J J J"], feet=[foot], stock="J J " + stock_after)
+
+
+def test_red_three_in_foot_picked_up_by_melding_is_laid_then_turn_goes_on():
+    g = _empty_hand_by_melding("3R 5 5 5 6 6 6 7 7 7 8 8 9", stock_after="A")
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:5:0:0")
+    assert g.feet[0] is None and g.current == 0
+    assert legal_names(g) == ["lay_red_three"]
+    play(g, "lay_red_three")
+    assert g.red3[0] == 1 and g.hands[0][kind_of("A")] == 1 and sum(g.hands[0]) == 13
+    assert "discard:A" in legal_names(g) and "meld:5:3:0:0" in legal_names(g)
+
+
+def test_red_three_in_foot_picked_up_by_discarding_is_laid_on_the_next_turn():
+    g = new_game(hands=["K K K K K Q Q Q Q Q J J J"], feet=["3R 5 5 5 6 6 6 7 7 7 8 8 9"],
+                 stock="J 9  4 4  4 4  4 4  A")
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:4:0:0", "discard:9")
+    assert g.feet[0] is None and g.current == 1 and g.hands[0][RED3] == 1
+    for _ in range(3):
+        turn(g, "4")
+    assert g.current == 0 and legal_names(g) == ["lay_red_three"]
+    play(g, "lay_red_three")
+    assert g.red3[0] == 1 and g.hands[0][kind_of("A")] == 1
+
+
+def test_red_three_with_empty_stock_gets_no_replacement():
+    g = two_deck_game()
+    play(g, "lay_red_three", "draw")          # replacement Q, then the last two cards 3B 3R
+    assert g.state_dict()["stock_size"] == 0
+    assert legal_names(g) == ["lay_red_three"]
+    before = sum(g.hands[0])
+    play(g, "lay_red_three")
+    assert sum(g.hands[0]) == before - 1 and g.red3[0] == 2
+
+
+# ---------------------------------------------------------------------------
+# 4.2 Draw
+
+def test_draw_takes_the_top_two_cards_of_the_stock():
+    g = new_game(stock="JK 2 A")
+    size = g.state_dict()["stock_size"]
+    play(g, "draw")
+    assert g.hands[0][kind_of("JK")] == 1 and g.hands[0][kind_of("2")] == 1
+    assert g.state_dict()["stock"][0] == "A" and g.state_dict()["stock_size"] == size - 2
+    assert g.phase == MELD_PHASE and "draw" not in legal_names(g)
+
+
+# ---------------------------------------------------------------------------
+# 4.3 Taking the discard pile
+
+def test_pickup_needs_two_naturals_matching_the_top_card():
+    one = new_game(hands=["K A A A"], up="K")
+    assert "pickup" not in legal_names(one)
+    assert "two K" in one.reason_illegal(action_index("pickup"))
+    two = new_game(hands=["K K A A A"], up="K")
+    assert legal_names(two) == ["draw", "pickup"]
+
+
+def test_pickup_natural_and_wild_is_not_a_pair():
+    g = new_game(hands=["K 2 A A A JK"], up="K")
+    assert legal_names(g) == ["draw"]
+
+
+@pytest.mark.parametrize("top,held,legal", [
+    ("2", "2 2", True), ("2", "2 JK", False), ("2", "JK JK", False),
+    ("JK", "JK JK", True), ("JK", "2 2", False),
+])
+def test_wild_top_card_needs_a_pair_of_the_same_wild(top, held, legal):
+    g = new_game(hands=[None, held], stock=f"{top} 9")
+    play(g, "draw", f"discard:{top}")
+    assert g.current == 1
+    assert is_legal(g, "pickup") is legal
+    if legal:
+        play(g, "pickup")
+        assert melds_of(g, 1) == {"W": (0, 3, 0) if top == "2" else (0, 0, 3)}
+        assert g.opened[1]
+
+
+def test_wild_top_card_cannot_be_taken_without_wild_melds():
+    g = new_game("bicycle", hands=[None, "2 2"], stock="2 9")
+    play(g, "draw", "discard:2")
+    assert not is_legal(g, "pickup")
+    assert "wild" in g.reason_illegal(action_index("pickup"))
+
+
+def _pile_game(**overrides):
+    """Seven discards on the up-card 9; player_3 holds A A and takes the pile topped by an A."""
+    g = new_game(hands=[None, None, None, "A A 4 5 6 7 8 9 10 J Q K 3B"], up="9",
+                 stock="5 K 6 K 7 K 8 K 10 K J K A K", **overrides)
+    for code in ["5", "6", "7", "8", "10", "J", "A"]:
+        turn(g, code)
+    assert g.current == 3 and g.state_dict()["discard"] == ["9", "5", "6", "7", "8", "10", "J", "A"]
+    return g
+
+
+def test_pickup_takes_the_top_seven_cards():
+    g = _pile_game()
+    before = hand_codes(g, 3)
+    play(g, "pickup")
+    assert g.state_dict()["discard"] == ["9"]
+    assert melds_of(g, 1) == {"A": (3, 0, 0)} and g.opened[1]      # 3 aces = 60 opens round 1
+    assert hand_codes(g, 3) == sorted([c for c in before if c != "A"] + ["5", "6", "7", "8", "10", "J"])
+
+
+def test_pile_take_all_takes_the_whole_pile():
+    g = _pile_game(pile_take="all")
+    play(g, "pickup")
+    assert g.state_dict()["discard"] == []
+    assert g.hands[3][kind_of("9")] == 2 and g.hands[3][kind_of("5")] == 2
+
+
+def _opened_with_kings(n_kings, p2_hand, p1_discard="K", p1_draw="K 4"):
+    """player_0 opens with three aces and a meld of ``n_kings`` kings; player_1 discards; player_2 to act."""
+    g = new_game(hands=["K " * n_kings + "A A A 9", "4 5 6 7 8 9 10 J Q 4 5 6 7", p2_hand],
+                 up="9", stock=f"Q J {p1_draw} 4 4")
+    play(g, "draw", "meld:A:3:0:0", f"meld:K:{n_kings}:0:0", "discard:Q")
+    assert g.opened[0] and melds_of(g, 0) == {"A": (3, 0, 0), "K": (n_kings, 0, 0)}
+    play(g, "draw", f"discard:{p1_discard}")
+    assert g.current == 2
+    return g
+
+
+def test_pickup_melds_onto_the_unfinished_meld_of_that_rank():
+    g = _opened_with_kings(5 - 2, "K K 4 5 6 7 8 9 10 J Q A 3B")
+    play(g, "pickup")
+    assert melds_of(g, 0)["K"] == (6, 0, 0) and g.hands[2][kind_of("K")] == 0
+    assert g.state_dict()["discard"] == []
+    assert g.hands[2][kind_of("9")] == 2 and g.hands[2][kind_of("Q")] == 2   # pile cards taken
+
+
+def test_pickup_onto_a_meld_of_five_books_it_and_the_overflow_card_must_be_completed():
+    g = _opened_with_kings(5, "K K K K 2 4 5 6 7 8 9 10 3B")
+    play(g, "pickup")
+    assert g.book_counts[0] == [1, 0, 0] and g.books[0][0][:2] == (kind_of("K"), 7)
+    assert melds_of(g, 0)["K"] == (1, 0, 0)
+    names = legal_names(g)
+    assert not any(n.startswith("discard") for n in names)
+    assert {"meld:K:2:0:0", "meld:K:1:1:0"} <= set(names) and "meld:K:1:0:0" not in names
+    assert "must be completed" in g.reason_illegal(action_index("discard:4"))
+    play(g, "meld:K:2:0:0")
+    assert melds_of(g, 0)["K"] == (3, 0, 0) and is_legal(g, "discard:4")
+
+
+def test_pickup_onto_a_meld_of_six_books_it_and_the_two_overflow_cards_must_be_completed():
+    g = _opened_with_kings(6, "K K 2 4 5 6 7 8 9 10 J Q 3B")
+    play(g, "pickup")
+    assert g.book_counts[0] == [1, 0, 0] and melds_of(g, 0)["K"] == (2, 0, 0)
+    assert not any(n.startswith("discard") for n in legal_names(g))
+    play(g, "meld:K:0:1:0")
+    assert melds_of(g, 0)["K"] == (2, 1, 0) and is_legal(g, "discard:4")
+
+
+@pytest.mark.parametrize("n_kings", [5, 6])
+def test_pickup_not_allowed_when_the_overflow_meld_cannot_be_completed(n_kings):
+    g = _opened_with_kings(n_kings, "K K 4 5 6 7 8 9 10 J Q A 3B")
+    assert not is_legal(g, "pickup")
+    assert "overflow" in g.reason_illegal(action_index("pickup"))
+
+
+def _unopened_pile_game(p3_hand, round=1):
+    """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
+    g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
+    if round == 1:
+        for code in ["Q", "Q", "K"]:
+            turn(g, code)
+    assert g.current == 3 and g.state_dict()["discard"] == ["Q", "Q", "Q", "K"]
+    return g
+
+
+def test_opening_by_pickup_needs_the_minimum_with_melds_from_hand():
+    short = _unopened_pile_game("K K J J 4 5 6 7 8 9 10 A 3B")   # 3 K = 30 < 50, nothing else to meld
+    assert not is_legal(short, "pickup")
+    assert "minimum" in short.reason_illegal(action_index("pickup"))
+    enough = _unopened_pile_game("K K J J J 4 5 6 7 8 9 10 A")   # 30 + J J J 30 = 60
+    assert is_legal(enough, "pickup")
+
+
+def test_pile_cards_under_the_top_do_not_count_toward_the_opening():
+    # with the three queens from the pile, Q Q Q Q Q + K K K would be 80; they do not count
+    g = _unopened_pile_game("K K Q Q 4 5 6 7 8 9 10 A 3B")
+    assert not is_legal(g, "pickup")
+
+
+def test_pile_cards_are_held_until_the_opening_is_complete():
+    g = _unopened_pile_game("K K J J J 4 5 6 7 8 9 10 A")
+    play(g, "pickup")
+    assert not g.opened[1] and melds_of(g, 1) == {"K": (3, 0, 0)}
+    assert g.hands[3][kind_of("Q")] == 0 and g.state_dict()["pending_pile_cards"] == ["Q", "Q", "Q"]
+    assert not is_legal(g, "meld:Q:3:0:0") and not any(n.startswith("discard") for n in legal_names(g))
+    play(g, "meld:J:3:0:0")
+    assert g.opened[1] and g.hands[3][kind_of("Q")] == 3
+    assert is_legal(g, "meld:Q:3:0:0") and is_legal(g, "discard:A")
+
+
+def test_cancel_melds_after_a_pickup_keeps_the_pickup_cards():
+    # round 2 (minimum 90), led by player_1; player_0 takes the pile topped by a K:
+    # K K K (30) + J J J (30) is not enough, + A A A (60) is
+    g = new_game(hands=["K K J J J A A A 4 5 6 7 8"], up="Q", stock="Q 4 Q 4 K 4", round=2)
+    assert g.current == 1
+    for code in ["Q", "Q", "K"]:
+        turn(g, code)
+    assert g.current == 0 and is_legal(g, "pickup")
+    play(g, "pickup", "meld:J:3:0:0")
+    assert not g.opened[0] and melds_of(g, 0) == {"K": (3, 0, 0), "J": (3, 0, 0)}
+    play(g, "cancel_melds")
+    assert melds_of(g, 0) == {"K": (3, 0, 0)} and g.hands[0][kind_of("J")] == 3
+    assert g.hands[0][kind_of("K")] == 0 and g.state_dict()["pending_pile_cards"] == ["Q", "Q", "Q"]
+    assert not is_legal(g, "cancel_melds") and not any(n.startswith("discard") for n in legal_names(g))
+    play(g, "meld:J:3:0:0", "meld:A:3:0:0")                   # 30 + 30 + 60 = 120 >= 90
+    assert g.opened[0] and g.hands[0][kind_of("Q")] == 3
+
+
+def test_first_meld_below_the_minimum_is_provisional_and_blocks_the_discard():
+    g = new_game(hands=["5 5 5 6 6 6 K K K 9 10 J Q"], stock="4 4")
+    play(g, "draw", "meld:5:3:0:0")
+    assert not g.opened[0] and melds_of(g, 0) == {"5": (3, 0, 0)}
+    assert not any(n.startswith("discard") for n in legal_names(g))
+    assert "minimum" in g.reason_illegal(action_index("discard:9"))
+    play(g, "meld:6:3:0:0")                                # 15 + 15 = 30 < 50
+    assert not g.opened[0]
+    play(g, "meld:K:3:0:0")                                # + 30 = 60 >= 50
+    assert g.opened[0] and is_legal(g, "discard:9") and "cancel_melds" not in legal_names(g)
+
+
+def test_cancel_melds_takes_back_the_provisional_melds():
+    g = new_game(hands=["5 5 5 6 6 6 K K 9 10 J Q A"], stock="4 4")
+    play(g, "draw")
+    before = g.hands[0][:]
+    play(g, "meld:5:3:0:0", "meld:6:3:0:0")
+    assert legal_names(g)[0] == "cancel_melds"
+    play(g, "cancel_melds")
+    assert g.hands[0] == before and melds_of(g, 0) == {} and not g.opened[0]
+    assert is_legal(g, "discard:9") and not is_legal(g, "cancel_melds")
+    # engine choice: one cancel per turn, after which a provisional meld must keep
+    # the opening reachable: 5 5 5 + 6 6 6 + K K is at most 30
+    assert not is_legal(g, "meld:5:3:0:0")
+    assert "no longer reach" in g.reason_illegal(action_index("meld:5:3:0:0"))
+
+
+def test_cancel_melds_once_per_turn():
+    g = new_game(hands=["5 5 5 6 6 6 K K K 9 10 J Q"], stock="4 4")
+    play(g, "draw", "meld:5:3:0:0", "cancel_melds", "meld:5:3:0:0")    # K K K can still open
+    assert not is_legal(g, "cancel_melds") and "already" in g.reason_illegal(action_index("cancel_melds"))
+    play(g, "meld:6:3:0:0", "meld:K:3:0:0")
+    assert g.opened[0]
+
+
+@pytest.mark.parametrize("round,minimum", [(1, 50), (2, 90), (3, 120), (4, 150)])
+def test_first_meld_minimum_rises_by_round(round, minimum):
+    # kings: 7 x 10 = 70; aces: 4 x 20 = 80; jokers melded at 50 each
+    g = new_game(hands=[None] * (round - 1) + ["K K K K K K K A A A A JK JK"], stock="4 4", round=round)
+    assert g.current == round - 1 and g.minimum == minimum
+    play(g, "draw", "meld:A:4:0:0")              # 80
+    assert g.opened[0 if round % 2 else 1] is (80 >= minimum)
+    if 80 < minimum:
+        play(g, "meld:K:4:0:0")                  # 120
+        assert g.opened[(round - 1) % 2] is (120 >= minimum)
+    if 120 < minimum:
+        play(g, "meld:K:2:0:1")                  # + 20 + 50 = 190: a dirty book of kings
+        assert g.opened[(round - 1) % 2]
+
+
+def test_book_bonus_does_not_count_toward_the_minimum():
+    g = new_game(hands=[None, "4 4 4 4 4 4 4 9 10 J Q K A"], stock="5 5", round=2)
+    play(g, "draw", "meld:4:7:0:0")
+    assert g.book_counts[1] == [1, 0, 0] and not g.opened[1]      # a clean book, but 35 < 90
+    play(g, "cancel_melds")
+    assert g.book_counts[1] == [0, 0, 0] and g.hands[1][kind_of("4")] == 7
+
+
+def test_after_the_team_opens_the_partner_melds_freely():
+    g = new_game(hands=["K K K K K 9 10 J Q A 4 5 6", None, "5 5 5 8 9 10 J Q K A 4 6 7"], stock="4 4 6 7 9 9")
+    play(g, "draw", "meld:K:5:0:0", "discard:9")
+    turn(g, "6")
+    play(g, "draw", "meld:5:3:0:0")                      # 15 points, team already open
+    assert melds_of(g, 0) == {"K": (5, 0, 0), "5": (3, 0, 0)} and is_legal(g, "discard:9")
+
+
+# ---------------------------------------------------------------------------
+# 4.4 Melds and books
+
+def test_wild_limit_double_naturals_at_least_twice_the_wilds():
+    g = new_game(hands=["K K K K 2 2 2 4 5 6 7 8 9"], stock="10 J")
+    play(g, "draw")
+    names = set(legal_names(g))
+    assert {"meld:K:2:1:0", "meld:K:3:1:0", "meld:K:4:1:0", "meld:K:4:2:0"} <= names
+    assert not names & {"meld:K:1:1:0", "meld:K:2:2:0", "meld:K:3:2:0", "meld:K:4:3:0", "meld:K:1:2:0"}
+    assert "wild limit" in g.reason_illegal(action_index("meld:K:3:2:0"))
+
+
+def test_wild_limit_majority_naturals_more_than_the_wilds():
+    g = new_game(hands=["K K K K 2 2 2 4 5 6 7 8 9"], stock="10 J", wild_limit="majority")
+    play(g, "draw")
+    names = set(legal_names(g))
+    assert {"meld:K:2:1:0", "meld:K:3:2:0", "meld:K:4:3:0"} <= names
+    assert not names & {"meld:K:1:1:0", "meld:K:2:2:0", "meld:K:3:3:0"}
+
+
+def test_wild_limit_applies_to_wilds_added_to_an_existing_meld():
+    g = new_game(hands=["K K K K 2 2 2 A A A 4 5 6"], stock="10 J")
+    play(g, "draw", "meld:A:3:0:0", "meld:K:3:1:0")
+    assert melds_of(g, 0)["K"] == (3, 1, 0)
+    assert not is_legal(g, "meld:K:0:1:0")               # 3 naturals, 2 wilds
+    assert is_legal(g, "meld:K:1:1:0") and is_legal(g, "meld:K:1:0:0")   # 4 and 2 in six cards
+
+
+def test_one_unfinished_meld_per_rank_and_at_most_seven_cards():
+    g = new_game(hands=["K K K K K K K K K A A A 4"], stock="10 J")
+    play(g, "draw", "meld:K:5:0:0")
+    assert melds_of(g, 0) == {"K": (5, 0, 0)}
+    # no second king meld can start: a meld action for K adds to the one unfinished meld
+    assert not is_legal(g, "meld:K:3:0:0")
+    assert "seven" in g.reason_illegal(action_index("meld:K:3:0:0"))
+    play(g, "meld:K:2:0:0")                               # book
+    assert g.book_counts[0] == [1, 0, 0] and melds_of(g, 0) == {}
+    assert not is_legal(g, "meld:K:2:0:0")                # only 2 kings left: a new meld needs 3
+
+
+@pytest.mark.parametrize("spec,kind", [("meld:K:7:0:0", 0), ("meld:K:5:2:0", 1), ("meld:K:6:0:1", 1)])
+def test_book_closes_at_seven_clean_or_dirty(spec, kind):
+    g = new_game(hands=["K K K K K K K 2 2 JK 4 5 6"], stock="10 J")
+    play(g, "draw", spec)
+    expect = [0, 0, 0]
+    expect[kind] = 1
+    assert g.book_counts[0] == expect and melds_of(g, 0) == {}
+    assert len(g.books[0]) == 1 and sum(g.books[0][0][1:]) == 7
+
+
+def test_wild_meld_and_wild_book():
+    g = new_game(hands=["2 2 2 2 JK JK JK 4 5 6 7 8 9"], stock="10 J")
+    play(g, "draw", "meld:W:0:2:1")
+    assert melds_of(g, 0) == {"W": (0, 2, 1)} and g.opened[0]      # 40 + 50 = 90
+    play(g, "meld:W:0:2:2")
+    assert g.book_counts[0] == [0, 0, 1] and melds_of(g, 0) == {}
+
+
+def test_wild_melds_not_allowed_when_the_rules_forbid_them():
+    g = new_game("bicycle", hands=["2 2 2 JK JK JK 4 5 6 7 8"], stock="10 J")
+    play(g, "draw")
+    assert not any(n.startswith("meld:W") for n in legal_names(g))
+    assert "wild melds" in g.reason_illegal(action_index("meld:W:0:3:0"))
+
+
+def test_cards_go_only_onto_the_own_teams_melds():
+    g = new_game(hands=["K K K K K 9 10 J Q A 4 5 6", "K 4 5 6 7 8 9 10 J Q A 3B 3B"], stock="4 4 6 7")
+    play(g, "draw", "meld:K:5:0:0", "discard:9")
+    play(g, "draw")
+    assert not is_legal(g, "meld:K:1:0:0")     # team 1 has no king meld of its own
+
+
+# ---------------------------------------------------------------------------
+# 4.6 Hand and foot
+
+def test_hand_emptied_by_melding_picks_up_the_foot_and_the_turn_goes_on():
+    g = _empty_hand_by_melding("5 5 5 6 6 6 7 7 7 8 8 9 10")
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:5:0:0")
+    assert g.feet[0] is None and g.current == 0 and g.phase == MELD_PHASE
+    assert hand_codes(g, 0) == sorted("5 5 5 6 6 6 7 7 7 8 8 9 10".split())
+    play(g, "meld:5:3:0:0", "discard:10")
+    assert g.current == 1 and g.played_foot[0]
+
+
+def test_hand_emptied_by_discarding_ends_the_turn_and_the_foot_waits():
+    g = new_game(hands=["K K K K K Q Q Q Q Q J J J"], feet=["5 5 5 6 6 6 7 7 7 8 8 9 10"], stock="J 9")
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:4:0:0", "discard:9")
+    assert g.current == 1 and g.feet[0] is None
+    assert hand_codes(g, 0) == sorted("5 5 5 6 6 6 7 7 7 8 8 9 10".split())
+    assert not g.played_foot[0]
+
+
+def test_in_the_foot_melding_must_leave_two_cards():
+    g = _empty_hand_by_melding("5 5 5 6 6 6 7 7 7 8 8 8 9")
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:5:0:0")
+    play(g, "meld:5:3:0:0", "meld:6:3:0:0", "meld:7:3:0:0")     # 8 8 8 9 left
+    assert not is_legal(g, "meld:8:3:0:0")
+    assert "two cards" in g.reason_illegal(action_index("meld:8:3:0:0"))
+    assert is_legal(g, "discard:9")
+
+
+def test_in_the_foot_a_discard_may_not_empty_the_foot():
+    g = _empty_hand_by_melding("5 5 5 6 6 6 7 7 7 8 8 9 10")
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:5:0:0", "meld:5:3:0:0", "meld:6:3:0:0")
+    assert is_legal(g, "discard:10")
+    # Under the rules a player in the foot holds two or more cards when discarding,
+    # except after melding down to one card with permission to go out.  Check the
+    # discard rule itself on a position with a single card left (the others moved
+    # to the stock, which keeps every card somewhere).
+    h = g.clone()
+    for code in ["7", "7", "7", "8", "8", "9"]:
+        h.hands[0][kind_of(code)] -= 1
+        h.stock.append(kind_of(code))
+    assert sum(h.hands[0]) == 1
+    assert "discard:10" not in legal_names(h)
+    assert "may not empty the foot" in h.reason_illegal(action_index("discard:10"))
+
+
+@pytest.mark.parametrize("clean_needed,legal", [(2, True), (3, False)])
+def test_going_out_by_discard_needs_the_required_books(clean_needed, legal):
+    g = books_game(last_draw="5 5", go_out_clean=clean_needed)
+    play(g, "draw", "ask_go_out", "answer_yes")
+    assert is_legal(g, "meld:5:2:0:0") is legal
+    # the discard rule itself, on a one-card foot (cards moved to the stock)
+    h = g.clone()
+    for code in ["5", "5"]:
+        h.hands[0][kind_of(code)] -= 1
+        h.stock.append(kind_of(code))
+    assert hand_codes(h, 0) == ["8"]
+    assert is_legal(h, "discard:8") is legal
+    if not legal:
+        assert "books" in h.reason_illegal(action_index("discard:8"))
+
+
+# ---------------------------------------------------------------------------
+# 5. Going out: a position where team 0 holds 2 clean, 2 dirty and 1 wild book
+
+def test_asking_needs_the_partner_to_have_played_from_the_foot():
+    g = books_game(stop="p0_turn2")
+    assert g.feet[2] is None and not g.played_foot[2]      # the partner holds the foot but has not played it
+    assert not is_legal(g, "ask_go_out")
+    assert "partner" in g.reason_illegal(action_index("ask_go_out"))
+    g = books_game()
+    play(g, "draw")
+    assert is_legal(g, "ask_go_out")
+
+
+def test_asking_passes_the_turn_to_the_partner_and_comes_back():
+    g = books_game()
+    play(g, "draw", "ask_go_out")
+    assert g.current == 2 and legal_names(g) == ["answer_yes", "answer_no"]
+    with pytest.raises(IllegalActionError):
+        play(g, "discard:8")
+    play(g, "answer_no")
+    assert g.current == 0 and g.phase == MELD_PHASE
+    assert not is_legal(g, "ask_go_out")                   # at most once per turn
+    assert "already" in g.reason_illegal(action_index("ask_go_out"))
+
+
+def test_answer_no_forbids_emptying_the_foot_this_turn():
+    g = books_game()
+    play(g, "draw", "ask_go_out", "answer_no")
+    assert not is_legal(g, "meld:8:3:0:0")
+    play(g, "discard:8")
+    assert g.current == 1 and g.round_scores == []
+
+
+def test_without_asking_the_player_may_not_go_out():
+    g = books_game()
+    play(g, "draw")
+    assert not is_legal(g, "meld:8:3:0:0")
+
+
+def test_going_out_by_melding_after_yes_ends_the_round_with_the_bonus():
+    g = books_game()
+    play(g, "draw", "ask_go_out", "answer_yes")
+    assert is_legal(g, "meld:8:3:0:0")
+    before = g.state_dict()
+    after, went_out = apply_last_action(before, "meld:8:3:0:0")
+    assert went_out == 0
+    play(g, "meld:8:3:0:0")
+    assert g.round_details[0]["went_out"] == 0 and g.round == 2
+    assert g.round_scores[0] == expected_round_scores(after, went_out=0)
+    assert g.round_details[0]["teams"][0]["went_out"] == 100 and g.round_details[0]["teams"][1]["went_out"] == 0
+
+
+def test_going_out_by_discarding_after_yes():
+    g = books_game(last_draw="5 5")
+    play(g, "draw", "ask_go_out", "answer_yes", "meld:5:2:0:0")
+    assert hand_codes(g, 0) == ["8"] and is_legal(g, "discard:8")
+    before = g.state_dict()
+    play(g, "discard:8")
+    assert g.round_details[0]["went_out"] == 0
+    after, went_out = apply_last_action(before, "discard:8")
+    assert g.round_scores[0] == expected_round_scores(after, went_out=0)
+
+
+@pytest.mark.parametrize("pile_take,legal", [(1, False), (7, True)])
+def test_in_the_foot_taking_the_pile_must_leave_two_cards(pile_take, legal):
+    # turn 3: player_0 keeps 8 8 in the foot; player_3 discards an 8
+    g = books_game(last_draw="8 9  4 4  4 4  8 4", pile_take=pile_take)
+    play(g, "draw", "discard:9")
+    for code in ["4", "4", "8"]:
+        turn(g, code)
+    assert g.current == 0 and hand_codes(g, 0) == ["8", "8"] and g.feet[0] is None
+    assert is_legal(g, "pickup") is legal
+    if not legal:
+        assert "two cards" in g.reason_illegal(action_index("pickup"))
+    else:
+        play(g, "pickup")
+        assert sum(g.hands[0]) == 6 and melds_of(g, 0)["8"] == (3, 0, 0)
+
+
+def test_yes_does_not_oblige_the_player_to_go_out():
+    g = books_game(last_draw="5 5")
+    play(g, "draw", "ask_go_out", "answer_yes", "discard:5")
+    assert g.current == 1 and g.round_scores == []
+
+
+def test_going_out_needs_the_required_books():
+    g = books_game(go_out_clean=3)
+    play(g, "draw", "ask_go_out", "answer_yes")
+    assert not is_legal(g, "meld:8:3:0:0")
+    assert "books" in g.reason_illegal(action_index("meld:8:3:0:0"))
+
+
+@pytest.mark.parametrize("clean_needed,legal", [(3, True), (4, False)])
+def test_going_out_counts_the_book_made_by_the_going_out_meld(clean_needed, legal):
+    # turn 3: player_0 adds a 5 to the meld of three 5s and keeps a 5; turn 4: draws
+    # two more 5s and melds three, which makes the team's third clean book
+    g = books_game(last_draw="5 5  4 4  4 4  4 4  5 5", go_out_clean=clean_needed)
+    play(g, "draw", "meld:5:1:0:0", "discard:8")
+    for _ in range(3):
+        turn(g, "4")
+    play(g, "draw", "ask_go_out", "answer_yes")
+    assert hand_codes(g, 0) == ["5", "5", "5"] and g.book_counts[0] == [2, 2, 1]
+    assert is_legal(g, "meld:5:3:0:0") is legal
+    if legal:
+        play(g, "meld:5:3:0:0")
+        assert g.round_details[0]["went_out"] == 0
+
+
+# ---------------------------------------------------------------------------
+# 6. End of round (stock-out) and scoring
+
+def test_stock_out_ends_the_round_without_going_out_bonus_and_scores_the_table():
+    g = two_deck_game()
+    play(g, "lay_red_three", "draw", "lay_red_three")     # stock empty; second red three not replaced
+    play(g, "meld:K:7:0:0", "meld:Q:4:1:0")                # clean book; Q Q Q Q 2 unfinished
+    assert hand_codes(g, 0) == ["3B", "9"]
+    before = g.state_dict()
+    play(g, "discard:9")                                   # player_1 cannot draw nor take the 9
+    assert len(g.round_scores) == 1 and g.round_details[0]["went_out"] is None
+    # Team 0: K book 70 + Q meld 60 + clean book 500 + 2 red threes 200
+    #   - 3B left 5 - unplayed foot of player_0 (8 A + JK + 4 Q = 250)
+    #   - player_2's hand 80 and red three -100 - player_2's unplayed foot (7 twos, 3 jokers, 3 black threes = 305)
+    # Team 1: - hands 90 + 90 - feet (7 nines, 5 jacks = 120, red three -100; 90)
+    assert g.round_scores[0] == [90, -490]
+    after, went_out = apply_last_action(before, "discard:9")
+    assert expected_round_scores(after, went_out) == [90, -490]
+    assert g.scores == [90, -490] and g.round == 2
+
+
+def test_stock_out_with_a_takeable_pile_the_player_must_take_it():
+    hands = list(TWO_DECK_HANDS)
+    feet = list(TWO_DECK_FEET)
+    hands[0] = "K K K K K K K Q Q Q 2 3R A"
+    hands[1] = "A A 5 5 6 6 7 7 8 8 10 10 J"
+    feet[0] = "A A A A A 9 4 4 JK Q Q Q Q"
+    g = two_deck_game(hands=hands, feet=feet)
+    play(g, "lay_red_three", "draw", "lay_red_three", "meld:K:7:0:0", "meld:Q:4:1:0", "discard:A")
+    assert g.current == 1 and legal_names(g) == ["pickup"]
+    assert "fewer than two" in g.reason_illegal(action_index("draw"))
+    play(g, "pickup")
+    assert g.opened[1] and g.round_scores == []
+    play(g, "discard:J")
+    # player_2 must first lay the red three (no replacement), then cannot draw or take the J
+    assert g.current == 2 and legal_names(g) == ["lay_red_three"]
+    play(g, "lay_red_three")
+    assert len(g.round_scores) == 1 and g.round == 2
+
+
+def test_unplayed_foot_and_red_threes_left_count_against_the_team():
+    g = two_deck_game(red_three_left=-500)
+    play(g, "lay_red_three", "draw", "lay_red_three", "meld:K:7:0:0", "meld:Q:4:1:0", "discard:9")
+    # two red threes left (player_2's hand, player_1's foot) at -500 instead of -100
+    assert g.round_scores[0] == [90 - 400, -490 - 400]
+
+
+# ---------------------------------------------------------------------------
+# Rounds, dealer rotation, game end
+
+def _play_out_round(g: Game, pick=lambda legal: legal[0]) -> None:
+    r = len(g.round_scores)
+    while len(g.round_scores) == r and not g.game_over:
+        g.step(pick(g.legal_actions()))
+
+
+def test_four_rounds_with_dealer_rotation_and_rising_minimums():
+    g = Game("pagat", decks=2, hand_size=11, foot_size=11)    # a small stock: short rounds
+    g.reset(seed=3)
+    seen = []
+    while not g.game_over:
+        seen.append((g.round, g.dealer, g.current, g.minimum))
+        _play_out_round(g, pick=lambda legal: legal[-1])
+    assert seen == [(1, 3, 0, 50), (2, 0, 1, 90), (3, 1, 2, 120), (4, 2, 3, 150)]
+    assert len(g.round_scores) == 4
+    assert g.scores == [sum(rs[t] for rs in g.round_scores) for t in range(2)]
+
+
+def test_game_ends_after_the_last_round_and_the_higher_total_wins():
+    g = new_game(hands=TWO_DECK_HANDS, feet=TWO_DECK_FEET, up="J", stock="Q 3B 3R", pad=False, decks=2,
+                 round=4, scores=[1000, 2000], minimums=[50, 50, 50, 50])
+    assert g.dealer == 2 and g.current == 3
+    # round 4 is led by player_3: lay nothing, draw, discard, and so on until the stock runs out
+    _play_out_round(g)
+    assert g.game_over and g.phase == GAME_OVER and g.legal_actions() == []
+    totals = g.scores
+    assert totals == [1000 + g.round_scores[0][0], 2000 + g.round_scores[0][1]]
+    assert g.winner == (0 if totals[0] > totals[1] else 1)
+    with pytest.raises(IllegalActionError, match="game is over"):
+        g.step(0)
+
+
+def _tie_game(tie_break):
+    # a one-round game (minimums has one entry); the round scores 90 / -490 (see above)
+    return two_deck_game(minimums=[50], scores=[0, 580], tie_break=tie_break)
+
+
+def _play_stock_out(g):
+    play(g, "lay_red_three", "draw", "lay_red_three", "meld:K:7:0:0", "meld:Q:4:1:0", "discard:9")
+
+
+def test_tie_break_draw_ends_the_game_without_a_winner():
+    g = _tie_game("draw")
+    _play_stock_out(g)
+    assert g.scores == [90, 90] and g.game_over and g.winner is None
+
+
+def test_tie_break_extra_round_plays_one_more_round_at_the_last_minimum():
+    g = _tie_game("extra_round")
+    _play_stock_out(g)
+    assert g.scores == [90, 90] and not g.game_over
+    assert g.round == 2 and g.minimum == 50 and g.dealer == 0 and g.current == 1
+    _play_out_round(g)
+    assert g.game_over and len(g.round_scores) == 2
+    assert g.winner == (None if g.scores[0] == g.scores[1] else int(g.scores[1] > g.scores[0]))
+
+
+# ---------------------------------------------------------------------------
+# Other player counts
+
+def test_six_player_ask_goes_to_the_next_teammate():
+    hands = ["K K K K K Q Q Q Q Q J J J", None, "A A A A A 9 9 9 9 9 10 10 10"]
+    g = new_game("six_player", hands=hands, partner_in_foot=False, stock="J 9  4 4  10 8  4 4  4 4  4 4  4 4 4 4")
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:4:0:0", "discard:9")   # player_0 in the foot
+    turn(g, "4")
+    play(g, "draw", "meld:A:5:0:0", "meld:9:5:0:0", "meld:10:4:0:0", "discard:8")   # player_2 in the foot
+    for _ in range(3):
+        turn(g, "4")
+    assert g.current == 0
+    play(g, "draw", "ask_go_out")
+    assert g.current == 2                      # the next teammate in turn order
+    play(g, "answer_no")
+    assert g.current == 0
+
+
+def test_individual_play_goes_out_without_asking():
+    # three players, each a team of one; books needed lowered to two clean ones
+    g = new_game("individual", hands=["K K K K K K K Q Q Q Q Q Q"], feet=["5 5 5 6 6 6 7 7 7 8 8 8 9"],
+                 up="9", stock="Q A  4 9  4 9  9 9", go_out_dirty=0, go_out_wild=0)
+    play(g, "draw", "meld:K:7:0:0", "meld:Q:7:0:0", "discard:A")
+    turn(g, "4")
+    turn(g, "4")
+    play(g, "draw")
+    assert not is_legal(g, "ask_go_out") and "ask" in g.reason_illegal(action_index("ask_go_out"))
+    play(g, "meld:5:3:0:0", "meld:6:3:0:0", "meld:7:3:0:0", "meld:8:3:0:0")
+    assert hand_codes(g, 0) == ["9", "9", "9"] and is_legal(g, "meld:9:3:0:0")
+    play(g, "meld:9:3:0:0")
+    assert g.round_details[0]["went_out"] == 0 and g.round_details[0]["teams"][0]["went_out"] == 100
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+def test_illegal_action_raises_an_error_naming_the_action_and_the_reason():
+    g = new_game()
+    with pytest.raises(IllegalActionError) as e:
+        play(g, "discard:K")
+    assert "discard:K" in str(e.value) and "draw" in str(e.value)
+    assert e.value.reason and e.value.action == action_index("discard:K")
+    with pytest.raises(IllegalActionError, match="answer_yes.*nobody has asked"):
+        play(g, "answer_yes")
+    with pytest.raises(IllegalActionError):
+        g.step(10_000)
+
+
+def test_shoe_the_decks_cannot_supply_raises_value_error_naming_the_card():
+    g = Game("pagat")
+    with pytest.raises(ValueError, match="'JK'"):
+        g.reset(seed=1, shoe=["JK"] * 11)
+    with pytest.raises(ValueError, match="'3X'"):
+        g.reset(seed=1, shoe=["K", "3X"])
+    g.reset(seed=1, shoe=["JK"] * 10)           # exactly what five decks hold
+    assert g.hands[0][kind_of("JK")] == 10
