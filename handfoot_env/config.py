@@ -13,7 +13,7 @@ Bad input raises :class:`RuleConfigError` naming the field and the problem.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping, Tuple, Union
 

@@ -194,7 +194,8 @@ def apply_last_action(sd: dict, name: str) -> Tuple[dict, Optional[int]]:
     """The position after the round's last action ``name``, from the state just before it.
 
     Returns (new state, player who went out or None).  Only the actions that
-    can end a round are modelled: a discard, a meld and laying a red three.
+    can end a round are modelled: a discard, a meld and laying a red three
+    (and, for the engine's no-legal-action safety net, asking and answering).
     """
     import copy
     sd = copy.deepcopy(sd)
@@ -228,6 +229,8 @@ def apply_last_action(sd: dict, name: str) -> Tuple[dict, Optional[int]]:
         sd["red_threes"][team] += 1
         if sd["stock"]:
             hand.append(sd["stock"].pop(0))
+    elif name in ("ask_go_out", "answer_yes", "answer_no"):
+        pass        # no card moves; the round can end after it only by the engine's safety net
     else:
         raise AssertionError(f"action {name!r} is not expected to end a round")
     went_out = None
@@ -264,16 +267,16 @@ def two_deck_game(hands=TWO_DECK_HANDS, feet=TWO_DECK_FEET, up="J", stock="Q 3B 
     return new_game(hands=hands, feet=feet, up=up, stock=stock, pad=False, decks=2, **overrides)
 
 
-def books_game(last_draw="8 8", stop="p0_turn3", **overrides) -> Game:
+def books_game(last_draw="8 8", stop="p0_turn3", foot2=None, **overrides) -> Game:
     """Play up to the start of player_0's third turn (player_0 in the foot holding one 8).
 
     Turn 1: player_0 makes two clean books and discards into the foot; player_2
     makes two dirty books and discards into the foot.  Turn 2: player_0 makes a
     wild book, melds 5s and 6s and discards down to one card; player_2 plays from
-    the foot.  ``last_draw`` is player_0's draw at turn 3.
+    the foot.  ``last_draw`` is player_0's draw at turn 3; ``foot2`` player_2's foot.
     """
     g = new_game(hands=["K K K K K K K Q Q Q Q Q Q", None, "J J J J J J 2 10 10 10 10 10 2"],
-                 feet=["2 2 2 2 JK JK JK 5 5 5 6 6 6"], up="9",
+                 feet=["2 2 2 2 JK JK JK 5 5 5 6 6 6", None, foot2], up="9",
                  stock="Q A  4 9  10 A  5 9  8 8  4 10  6 7  8 9 " + last_draw, **overrides)
     play(g, "draw", "meld:K:7:0:0", "meld:Q:7:0:0", "discard:A")
     turn(g, "4")

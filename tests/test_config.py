@@ -150,11 +150,20 @@ def test_go_out_book_requirements(field, needed, legal):
     assert is_legal(g, "meld:8:3:0:0") is legal
 
 
-def test_go_out_with_no_book_requirements():
-    # player_0 at turn 2 in the foot, with books 2/2/1; requiring none changes nothing
-    # for asking, but the partner still has to have played from the foot
-    g = books_game(stop="p0_turn2", go_out_clean=0, go_out_dirty=0, go_out_wild=0)
-    assert not is_legal(g, "ask_go_out")
+@pytest.mark.parametrize("books_needed,legal", [((0, 0, 0), True), ((2, 2, 1), False)])
+def test_go_out_with_no_book_requirements(books_needed, legal):
+    # player_0 melds the hand into the foot and melds the foot down to one card, which
+    # is allowed only when going out is (no asking, no partner condition here)
+    clean, dirty, wild = books_needed
+    g = new_game(hands=["K K K K K Q Q Q Q Q J J J"], feet=["5 5 5 6 6 6 7 7 7 8 8 8 9"], stock="J J",
+                 go_out_clean=clean, go_out_dirty=dirty, go_out_wild=wild, ask_partner=False,
+                 partner_in_foot=False)
+    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:5:0:0", "meld:5:3:0:0", "meld:6:3:0:0", "meld:7:3:0:0")
+    assert g.book_counts[0] == [0, 0, 0] and hand_codes(g, 0) == ["8", "8", "8", "9"]
+    assert is_legal(g, "meld:8:3:0:0") is legal
+    if legal:
+        play(g, "meld:8:3:0:0", "discard:9")
+        assert g.round_details[0]["went_out"] == 0
 
 
 @pytest.mark.parametrize("ask_partner", [True, False])

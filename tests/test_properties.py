@@ -2,10 +2,12 @@
 
 After every action: every card of the shoe is in exactly one place, the legal
 list is non-empty until the game ends, and the action count stays within
-``max_actions_per_game``.  At every round end the round score is recomputed
-from ``state_dict()`` with an independent implementation of RULES.md
-section 6 (tests/helpers.py).  Games replay identically from seed + actions,
-and ``clone()`` is independent of the original.
+``max_actions_per_game``.  At sampled positions the legal list agrees with
+``reason_illegal`` for every action id, and no legal action leads to a dead
+end.  At every round end the round score is recomputed from ``state_dict()``
+with an independent implementation of RULES.md section 6 (tests/helpers.py).
+Games replay identically from seed + actions, and ``clone()`` is independent
+of the original.
 
 Three policies drive the games, so that both round endings (going out and
 stock-out) occur often: uniform random, discard-leaning, and a greedy policy
@@ -83,6 +85,11 @@ def play_checked(rules, seed: int, policy: Policy, stats: dict, check_every: int
             for a in range(NUM_ACTIONS):
                 reason = g.reason_illegal(a)
                 assert (reason is None) == (a in allowed), (ACTION_NAMES[a], reason)
+            # no listed action leads into a dead end
+            for a in legal:
+                c = g.clone()
+                c.step(a)
+                assert c.game_over or c.legal_actions(), f"{ACTION_NAMES[a]} leads to no legal action"
         a = policy(g, legal, rng)
         before = g.clone()
         g.step(a)
@@ -141,6 +148,7 @@ def test_random_games_conserve_cards_score_by_the_rules_and_replay(preset, start
 @pytest.mark.parametrize("overrides", [
     dict(pile_take="all"), dict(wild_limit="majority"), dict(ask_partner=False, partner_in_foot=False),
     dict(tie_break="extra_round", minimums=[50, 60]), dict(decks=3, hand_size=9, foot_size=9),
+    dict(clean_book=300, dirty_book=100, wild_book=1000, red_three_bonus=150, red_three_left=-500, go_out_bonus=250),
 ])
 def test_random_games_under_rule_overrides(overrides):
     stats = {"out": 0, "stock_out": 0}

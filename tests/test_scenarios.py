@@ -348,6 +348,12 @@ def test_cancel_melds_takes_back_the_provisional_melds():
     assert "no longer reach" in g.reason_illegal(action_index("meld:5:3:0:0"))
 
 
+def test_red_three_laid_stays_after_cancel_melds():
+    g = new_game(hands=["5 5 5 6 6 6 K K 9 10 J Q A"], stock="3R 4 4")
+    play(g, "draw", "lay_red_three", "meld:5:3:0:0", "cancel_melds")
+    assert g.red3[0] == 1 and g.hands[0][RED3] == 0 and melds_of(g, 0) == {}
+
+
 def test_cancel_melds_once_per_turn():
     g = new_game(hands=["5 5 5 6 6 6 K K K 9 10 J Q"], stock="4 4")
     play(g, "draw", "meld:5:3:0:0", "cancel_melds", "meld:5:3:0:0")    # K K K can still open
@@ -532,6 +538,16 @@ def test_asking_needs_the_partner_to_have_played_from_the_foot():
     g = books_game()
     play(g, "draw")
     assert is_legal(g, "ask_go_out")
+
+
+def test_answering_is_not_a_turn_red_three_in_the_answerers_new_foot_waits():
+    g = books_game(stop="p0_turn2", foot2="3R 4 5 6 7 8 9 10 J Q K A 4", partner_in_foot=False)
+    assert g.hands[2][RED3] == 1 and g.feet[2] is None      # picked up at the end of player_2's turn
+    play(g, "ask_go_out")
+    assert g.current == 2 and legal_names(g) == ["answer_yes", "answer_no"]
+    play(g, "answer_no", "meld:5:3:0:0", "meld:6:3:0:0", "discard:8")
+    turn(g, "4")
+    assert g.current == 2 and legal_names(g) == ["lay_red_three"]
 
 
 def test_asking_passes_the_turn_to_the_partner_and_comes_back():
