@@ -21,11 +21,11 @@ Both see only their seat's :class:`~handfoot_env.view.SeatView` and choose among
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Sequence, Tuple
 
-from handfoot_env.actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS,
-                                  DRAW, LAY_RED_THREE, MELD_BASE, MELD_SPECS, PICKUP)
-from handfoot_env.cards import BLACK3, JOKER, NUM_RANKS, TWO, VALUES, WILD_SLOT
+from handfoot_env.actions import (ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS, DRAW,
+                                  LAY_RED_THREE, MELD_BASE, MELD_SPECS, PICKUP)
+from handfoot_env.cards import BLACK3, JOKER, NUM_RANKS, TWO, VALUES
 from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
 
@@ -116,13 +116,4 @@ class GreedyAgent(Agent):
         return min(discards, key=lambda d: (usefulness(d[1]), d[0]))[0]
 
 
-def first_legal(candidates: Iterable[int], legal: Sequence[int]) -> Optional[int]:
-    s = set(legal)
-    for a in candidates:
-        if a in s:
-            return a
-    return None
-
-
-__all__ = ["RandomAgent", "GreedyAgent", "meld_options", "discard_options", "meld_value", "books_ok",
-           "first_legal", "ANSWER_NO", "WILD_SLOT"]
+__all__ = ["RandomAgent", "GreedyAgent", "meld_options", "discard_options", "meld_value", "books_ok"]

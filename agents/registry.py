@@ -62,7 +62,8 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
     if s.startswith("rllib:"):
         path = s[len("rllib:"):]
         if not path:
-            raise ValueError("agent spec 'rllib:PATH' needs an RLlib run folder or checkpoint, e.g. rllib:runs/rllib-s0")
+            raise ValueError("agent spec 'rllib:PATH' needs an RLlib run folder or checkpoint, "
+                             "e.g. rllib:runs/rllib-s0")
         from .rllib_policy import load_rllib_agent
         return load_rllib_agent(path, seed)
     raise ValueError(f"unknown agent spec {spec!r}; expected one of: {', '.join(BUILTIN)}, policy:PATH, rllib:PATH")

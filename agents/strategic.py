@@ -34,9 +34,12 @@ way (or, failing that, with the highest-value legal meld).
   clean books' worth), started as soon as three are held.  Wilds are put into
   natural melds only to finish dirty books the team still needs for going out
   (a meld of five or six naturals gets the one or two wilds that make it a book),
-  under rules without wild melds, to keep the opening possible, or to dump them at
-  the end of a round (when the stock is nearly out a wild left in hand costs 20 or
-  50).  A pickup's overflow meld is completed with as few wilds as possible.
+  for the opening, or to dump them at the end of a round (when the stock is
+  nearly out a wild left in hand costs 20 or 50).  A pickup's overflow meld is
+  completed with as few wilds as possible.
+* Under rules without wild melds (``bicycle``) wild cards have no better use and
+  the round is a race to go out: after the naturals, the meld that sheds the
+  most cards, wilds included, comes first.
 
 **Discard.**  Every candidate is scored as (what keeping it is worth to the agent)
 + (risk that it hands the next opponent the pile).  Keeping: wild cards and
@@ -45,8 +48,8 @@ naturals little.  Risk: the chance that the next player, if an opponent, holds a
 pair of that kind (estimated from the cards not yet seen: the agent counts the
 whole discard pile, all melds and books and its own hand, with fewer expected if
 that opponent discarded the kind this round), times the value of the seven cards
-it would take.  It never discards what feeds the opponents' unfinished melds when
-the pile is valuable.  A black three (which blocks the next player from the pile)
+it would take; a kind the opponents have an unfinished meld of counts as riskier
+(so it is avoided when the pile is valuable).  A black three (which blocks the next player from the pile)
 is thrown when the pile is valuable, or when nothing else is cheap.
 
 **Going out.**  From the foot, when its own plan says every card but at most one
@@ -68,7 +71,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from handfoot_env.actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_ACTION, DRAW,
                                   LAY_RED_THREE, MELD_ACTION, PICKUP)
-from handfoot_env.cards import (BLACK3, JOKER, NUM_KINDS, NUM_RANKS, PER_DECK, RED3, TWO, VALUES, WILD_SLOT)
+from handfoot_env.cards import BLACK3, JOKER, NUM_KINDS, NUM_RANKS, PER_DECK, RED3, TWO, VALUES, WILD_SLOT
 from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
 
@@ -139,28 +142,23 @@ def plan_meld_out(hand: Sequence[int], melds: Sequence[Sequence[int]], rules) ->
             state[r] = (c, need)
         else:
             left += c
+    if wilds and rules.wild_melds:
+        s = melds[WILD_SLOT][1] + melds[WILD_SLOT][2]
+        if s + wilds >= 3:
+            tot = s + wilds
+            books[2] += tot // BOOK
+            rem = tot % BOOK
+            # one or two wilds over a wild book cannot start a new wild meld: try the natural melds
+            wilds = rem if (tot >= BOOK and 0 < rem < 3) else 0
     if wilds:
-        if rules.wild_melds:
-            n0, t0, j0 = melds[WILD_SLOT]
-            s = t0 + j0
-            if s + wilds >= 3:
-                tot = s + wilds
-                books[2] += tot // BOOK
-                rem = tot % BOOK
-                if 0 < rem < 3 and tot >= BOOK:
-                    # the remainder after a book would need three to start; try the natural melds
-                    wilds = rem
-                    books[2] -= 0
-                else:
-                    wilds = 0
-        if wilds:
-            for r, (nat, w) in sorted(state.items(), key=lambda x: -x[1][0]):
-                while wilds and nat + w < BOOK and _wild_ok(nat, w + 1, double):
-                    w += 1
-                    wilds -= 1
-                if nat + w == BOOK:
-                    books[1] += 1
-            left += wilds
+        # the rest into natural melds with room under the wild limit, fullest first
+        for _r, (nat, w) in sorted(state.items(), key=lambda x: -x[1][0]):
+            while wilds and nat + w < BOOK and _wild_ok(nat, w + 1, double):
+                w += 1
+                wilds -= 1
+            if nat + w == BOOK:
+                books[1] += 1
+        left += wilds
     return left, books
 
 
@@ -173,7 +171,6 @@ class StrategicAgent(Agent):
         super().__init__(seed)
         #: tunable weights (defaults are the tuned values)
         self.p = dict(
-            pile_card=40.0,        # worth of one useful card taken with the pile (risk unit)
             draw_worth=2.0,        # worth of drawing two from the stock, in "useful cards"
             late_stock=12,         # stock size under which the round is treated as ending
             answer_margin=0.0,     # answer yes when team cost - gain <= margin

@@ -513,7 +513,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
     per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]] = {p: [] for p in pairs}
     ti = 0
     for (i, j) in pairs:
-        for start in range(0, cfg.games, chunk):
+        for _start in range(0, cfg.games, chunk):
             per_pair_deals[(i, j)].extend(results_by_task[ti])
             ti += 1
     pair_results = []
@@ -629,19 +629,22 @@ def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    def short(name: str) -> str:
+        return name if len(name) <= 24 else name[:11] + "..." + name[-10:]
+
     if res["mode"] == "duel":
         a, b = res["agents"]
         wr = res["win_rate"]
         ci = res["win_rate_ci"] or [wr, wr]
         vals = [wr, 1.0 - wr]
         errs = [[wr - ci[0], (1 - wr) - (1 - ci[1])], [ci[1] - wr, (1 - ci[0]) - (1 - wr)]]
-        names = [a, b]
-        title = f"{a} vs {b}: win rate over {res['games']} games (95% CI)"
+        names = [short(a), short(b)]
+        title = f"{short(a)} vs {short(b)}: win rate over {res['games']} games (95% CI)"
     else:
-        names = res["agents"]
-        vals = [res["overall"][n]["win_rate"] for n in names]
-        cis = [res["overall"][n]["win_rate_ci"] or [v, v] for n, v in zip(names, vals)]
+        vals = [res["overall"][n]["win_rate"] for n in res["agents"]]
+        cis = [res["overall"][n]["win_rate_ci"] or [v, v] for n, v in zip(res["agents"], vals)]
         errs = [[v - c[0] for v, c in zip(vals, cis)], [c[1] - v for v, c in zip(vals, cis)]]
+        names = [short(n) for n in res["agents"]]
         title = "round-robin: mean win rate against the field (95% CI)"
     fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(names) + 2), 4))
     ax.bar(names, vals, yerr=errs, capsize=6, color="#4C72B0")
@@ -649,21 +652,19 @@ def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]
     ax.set_ylim(0, 1)
     ax.set_ylabel("win rate (draw = 1/2)")
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out_dir / "winrate.png", dpi=100)
+    fig.savefig(out_dir / "winrate.png", dpi=100, bbox_inches="tight")
     plt.close(fig)
     if res["mode"] == "round_robin":
         names = res["agents"]
         elo = [res["ratings"][n] for n in names]
         order = sorted(range(len(names)), key=lambda i: -elo[i])
         fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(names) + 2), 4))
-        ax.barh([names[i] for i in order][::-1], [elo[i] for i in order][::-1], color="#55A868")
+        ax.barh([short(names[i]) for i in order][::-1], [elo[i] for i in order][::-1], color="#55A868")
         ax.set_xlabel("rating (Bradley-Terry, Elo scale, mean 1500)")
         ax.set_title("ratings", fontsize=10)
         lo = min(elo)
         ax.set_xlim(min(lo - 100, 1400), max(elo) + 100)
-        fig.tight_layout()
-        fig.savefig(out_dir / "ratings.png", dpi=100)
+        fig.savefig(out_dir / "ratings.png", dpi=100, bbox_inches="tight")
         plt.close(fig)
         k = len(names)
         m = res["win_rate_matrix"]
@@ -674,12 +675,11 @@ def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]
             for j in range(k):
                 if m[i][j] is not None:
                     ax.text(j, i, f"{m[i][j]:.2f}", ha="center", va="center", fontsize=9)
-        ax.set_xticks(range(k), names, rotation=30)
-        ax.set_yticks(range(k), names)
+        ax.set_xticks(range(k), [short(n) for n in names], rotation=30, ha="right")
+        ax.set_yticks(range(k), [short(n) for n in names])
         ax.set_title("win rate of row vs column", fontsize=10)
         fig.colorbar(im, ax=ax)
-        fig.tight_layout()
-        fig.savefig(out_dir / "matrix.png", dpi=100)
+        fig.savefig(out_dir / "matrix.png", dpi=100, bbox_inches="tight")
         plt.close(fig)
 
 

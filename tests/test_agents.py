@@ -12,8 +12,8 @@ import pytest
 from agents import Agent, GreedyAgent, RandomAgent, StrategicAgent, make_agent
 from agents.strategic import plan_meld_out
 from handfoot_env import Game
-from handfoot_env.actions import (ANSWER_NO, ANSWER_YES, DISCARD_ACTION, DRAW, MELD_ACTION, PICKUP)
-from handfoot_env.cards import BLACK3, JOKER, NUM_KINDS, NUM_SLOTS, TWO, WILD_SLOT, counts_of
+from handfoot_env.actions import ANSWER_NO, ANSWER_YES, DISCARD_ACTION, DRAW, MELD_ACTION, PICKUP
+from handfoot_env.cards import BLACK3, NUM_KINDS, NUM_SLOTS, WILD_SLOT, counts_of
 from handfoot_env.config import load_rules
 from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE, MELD_PHASE, max_actions_per_game
 from handfoot_env.view import SeatView, seat_view
@@ -109,11 +109,11 @@ def test_act_rejects_a_seat_that_is_not_to_act():
 def _perturb_hidden(g: Game, seat: int, rng: random.Random) -> Game:
     """A clone that differs from ``g`` only in cards ``seat`` cannot see."""
     h = g.clone()
-    hidden = []       # (container, index-or-None) for every hidden card location
+    hidden = []       # count lists the seat cannot see: other hands, and every unpicked foot (its own too)
     for q in range(h.n):
         if q != seat:
             hidden.append(h.hands[q])
-        if h.feet[q] is not None and not (q == seat and False):
+        if h.feet[q] is not None:
             hidden.append(h.feet[q])
     # swap random cards between hidden count lists and the stock (keeping sizes)
     for _ in range(20):
@@ -289,7 +289,7 @@ def test_random_agent_is_uniform_over_legal():
     assert picks <= set(v.legal_actions) and len(picks) == len(v.legal_actions)
 
 
-def test_phases_are_handled(monkeypatch):
+def test_phases_are_handled():
     """Every agent returns a legal action in draw, meld and answer phases of a real game."""
     seen = set()
 
