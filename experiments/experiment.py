@@ -9,7 +9,8 @@ Usage::
 The pipeline:
 
 1. **train** a self-play agent with :func:`experiments.train.train` (the ``train`` section is a
-   full train config, inline or as a path to a YAML file under ``configs/train/``);
+   full train config inline, or ``include: PATH`` of a train config YAML with fields to change
+   beside it, or just the path);
 2. **evaluate** the best and/or final checkpoint with the duplicate harness
    (:mod:`experiments.evaluate`) in a round-robin with ``evaluation.opponents``
    (``random``, ``greedy``, and ``strategic`` in longer configs): win rate and ADP with 95% CIs
@@ -32,8 +33,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from experiments.train import (ELO_ANCHOR, ConfigError, TrainConfig, apply_overrides, config_from_dict,
-                               config_to_dict, describe_config, evaluate_spec, read_yaml, train, write_json)
+from experiments.train import (
+    ELO_ANCHOR,
+    ConfigError,
+    TrainConfig,
+    apply_overrides,
+    config_from_dict,
+    config_to_dict,
+    describe_config,
+    evaluate_spec,
+    read_yaml,
+    train,
+    write_json,
+)
 
 
 @dataclass
@@ -79,7 +91,7 @@ class ExperimentConfig:
     run_dir: Optional[str] = None
     """Overrides train.run_dir when set."""
     train: TrainConfig = field(default_factory=TrainConfig)
-    """The training run: a train config mapping, or a path to a train config YAML."""
+    """The training run: a train config mapping, or {include: PATH, ...changed fields}, or a PATH."""
     evaluation: FinalEvaluationConfig = field(default_factory=FinalEvaluationConfig)
     """The evaluation after training."""
     time_budget_s: Optional[float] = None
@@ -99,11 +111,18 @@ def load_experiment_config(path: Optional[str], overrides: Optional[List[str]] =
         raise ConfigError("the experiment config must be a mapping of fields")
     data = apply_overrides(data, [])
     tr = data.get("train")
-    if isinstance(tr, str):      # a path to a train config, relative to the experiment config or the cwd
-        p = Path(tr)
-        if not p.exists() and path:
-            p = Path(path).parent / tr
-        data["train"] = read_yaml(p)
+    if isinstance(tr, str):
+        tr = {"include": tr}
+    if isinstance(tr, dict) and "include" in tr:
+        # a train config file (relative to the experiment config, or to the cwd), the rest merged over it
+        rest = dict(tr)
+        inc = rest.pop("include")
+        if not isinstance(inc, str):
+            raise ConfigError(f"train.include: expected a path to a train config, got {inc!r}")
+        p = Path(inc)
+        if path and not p.is_absolute() and (Path(path).parent / inc).exists():
+            p = Path(path).parent / inc
+        data["train"] = _merge(read_yaml(p), rest)
     data = apply_overrides(data, overrides or [])
     tr = data.get("train") or {}
     if not isinstance(tr, dict):
@@ -117,6 +136,13 @@ def load_experiment_config(path: Optional[str], overrides: Optional[List[str]] =
         tr["run_dir"] = data["run_dir"]
     data["train"] = tr
     return config_from_dict(ExperimentConfig, data)
+
+
+def _merge(base: Dict[str, Any], over: Dict[str, Any]) -> Dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
 # =========================================================================== report
@@ -209,7 +235,8 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
 def print_summary(run: Path, evals: Dict[str, Dict[str, Any]], timings: Dict[str, float], file=None) -> None:
     from rich.console import Console
     from rich.table import Table
-    console = Console(file=file or sys.stdout)
+    out = file or sys.stdout
+    console = Console(file=out, width=None if getattr(out, "isatty", lambda: False)() else 110)
     t = Table(title=f"experiment results ({run})")
     for col in ("model", "opponent", "games", "win rate", "95% CI", "ADP", "ADP 95% CI"):
         t.add_column(col, justify="right" if col in ("games", "win rate", "ADP") else "left")
@@ -247,7 +274,8 @@ def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[Li
     (run / "experiment.yaml").write_text(__import__("yaml").safe_dump(
         {**{k: v for k, v in dataclasses.asdict(cfg).items() if k != "train"}, "train": config_to_dict(cfg.train)},
         sort_keys=False))
-    summary = {"name": cfg.name, "run": str(run), "timesteps": result["timesteps"], "best_step": result.get("best_step"),
+    summary = {"name": cfg.name, "run": str(run), "timesteps": result["timesteps"],
+               "best_step": result.get("best_step"),
                "timings": timings, "evaluation": dataclasses.asdict(cfg.evaluation), "results": evals,
                "time_budget_s": cfg.time_budget_s}
     write_json(run / "experiment.json", summary)

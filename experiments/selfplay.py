@@ -76,8 +76,15 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from agents.policy import NumpyPolicy
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.engine import GAME_OVER, Game
-from handfoot_env.observation import (action_mask, encode_observation, encode_state, observation_names,
-                                      observation_size, state_size, table_points)
+from handfoot_env.observation import (
+    action_mask,
+    encode_observation,
+    encode_state,
+    observation_names,
+    observation_size,
+    state_size,
+    table_points,
+)
 
 SELF = "self"
 SNAPSHOTS = "self_snapshots"

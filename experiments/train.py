@@ -50,6 +50,9 @@ A resumed run reseeds from ``(seed, timesteps)``; it is reproducible itself but 
 the uninterrupted run bit for bit.
 
 Config errors (an unknown field, a badly typed value) name the field and exit with status 2.
+
+``backend: rllib`` hands the whole run to :mod:`experiments.rllib_backend` (RLlib PPO on Ray, same
+run folder layout); everything above describes the default ``backend: sb3``.
 """
 from __future__ import annotations
 
@@ -599,7 +602,7 @@ def summarize_eval(res: Dict[str, Any], spec: str) -> Dict[str, Any]:
         anchor_label = labels[specs.index("random")] if "random" in specs else None
         shift = ELO_ANCHOR - ratings[anchor_label] if anchor_label else 0.0
         elo = ratings[me] + shift
-        ratings = {k: v + shift for k, v in ratings.items()}
+        ratings = {("trained" if k == me else k): v + shift for k, v in ratings.items()}
     else:
         ratings = None
         if "random" in per:   # a duel with random: Elo from the win rate (one virtual draw)
@@ -659,6 +662,7 @@ class Trainer:
         from experiments.selfplay import make_vec_env
         cfg = self.cfg
         th.set_num_threads(cfg.torch_threads)
+        th.distributions.Distribution.set_default_validate_args(False)   # skip per-step argument checks
         start_steps = 0
         if self.resume is not None:
             st = json.loads((self.resume / "trainer.json").read_text())
@@ -683,7 +687,7 @@ class Trainer:
             with open(self.resume / "snapshots.pkl", "rb") as f:
                 self.snapshots = pickle.load(f)
         tb = self.run / "tb"
-        logger = configure(str(tb), ["tensorboard"] + ([] if self.quiet else []))
+        logger = configure(str(tb), ["tensorboard"])
         self.model.set_logger(logger)
         for fmt in logger.output_formats:
             if isinstance(fmt, TensorBoardOutputFormat):
@@ -779,7 +783,8 @@ class Trainer:
                      **{f"adp_vs_{k}": v["adp"] for k, v in summary["per_opponent"].items()}})
         parts = ", ".join(f"{k} {v['win_rate']:.0%} (ADP {v['adp']:+.0f})" for k, v in summary["per_opponent"].items())
         elo = f"Elo {summary['elo']:.0f}" if summary["elo"] is not None else ""
-        self.log(f"[eval @ {steps:,}] win rate vs {parts}; {elo} ({time.perf_counter() - t0:.1f}s)")
+        self.log(f"[{'final eval' if final else 'eval'} @ {steps:,}] win rate vs {parts}; {elo} "
+                 f"({time.perf_counter() - t0:.1f}s)")
         if not final:
             self.state["evals"] = self.state.get("evals", 0) + 1
             score = eval_score(summary, cfg.evaluation.best_by)
@@ -842,7 +847,8 @@ class Trainer:
 
         remaining = self.cfg.total_timesteps - self.model.num_timesteps
         if remaining <= 0:
-            self.log(f"already at {self.model.num_timesteps:,} timesteps (total_timesteps {self.cfg.total_timesteps:,})")
+            self.log(f"already at {self.model.num_timesteps:,} timesteps "
+                     f"(total_timesteps {self.cfg.total_timesteps:,})")
             return
         if self.cfg.progress and not self.quiet:
             from tqdm import tqdm
@@ -916,7 +922,7 @@ def plot_learning_curve(run: Path) -> Optional[Path]:
     a1.axhline(0.5, color="grey", lw=0.8, ls="--")
     a1.set_ylim(0, 1)
     a1.set_xlabel("timesteps")
-    a1.set_ylabel("win rate (greedy policy, 95% CI)")
+    a1.set_ylabel("win rate of the argmax policy (95% CI)")
     a1.set_title("evaluation")
     if keys:
         a1.legend()
@@ -980,7 +986,8 @@ def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bo
         history = json.loads(runs_json.read_text()).get("sessions", []) if runs_json.exists() else []
         history.append(info)
         write_json(runs_json, {**info, "sessions": history})
-        trainer.log(f"run folder: {run}" + (f" (resumed from {ck} at {trainer.model.num_timesteps:,} steps)" if ck else ""))
+        resumed = f" (resumed from {ck} at {trainer.model.num_timesteps:,} steps)" if ck else ""
+        trainer.log(f"run folder: {run}{resumed}")
         trainer.learn()
         result = trainer.finish()
     finally:
@@ -1000,7 +1007,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="parent folder of run folders (config run_dir)")
     p.add_argument("--run-name", help="run folder name (config run_name)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or messages")
-    p.add_argument("--help-config", action="store_true", help="list every config field with its type, default and meaning")
+    p.add_argument("--help-config", action="store_true",
+                   help="list every config field with its type, default and meaning")
     p.add_argument("--ray-address", metavar="ADDRESS",
                    help="backend: rllib: join this Ray cluster (same as RAY_ADDRESS=ADDRESS; default: a local Ray)")
     return p

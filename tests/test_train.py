@@ -13,7 +13,7 @@ import torch as th
 
 from agents.policy import NumpyPolicy, load_policy_agent
 from experiments import selfplay
-from experiments.train import (ConfigError, TrainConfig, config_from_dict, train, train_main)
+from experiments.train import ConfigError, TrainConfig, config_from_dict, train, train_main
 from handfoot_env import handfoot_v0
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
