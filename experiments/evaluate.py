@@ -34,7 +34,9 @@ Statistics
 *Win rate* of A: wins + draws/2 over all games.  The two games of one deal are correlated
 (the same cards), so the confidence interval treats each deal as one observation: the pair
 mean ``x_i`` (0, 1/4, ..., 1) of A's two outcomes, ``mean(x) +/- t(0.975, n-1) * sd(x) / sqrt(n)``
-with the sample standard deviation (``ddof=1``), clipped to [0, 1].  *ADP* (average point
+with the sample standard deviation (``ddof=1``), clipped to [0, 1]; because that interval
+collapses to a point when every deal has the same outcome, the reported interval is its union
+with the Wilson score interval counting one trial per deal (:func:`win_rate_ci`).  *ADP* (average point
 difference per game, A minus B) uses the same method on the per-deal mean point difference.
 With one deal the interval is undefined (``null``).
 
@@ -374,6 +376,30 @@ def mean_ci(values: Sequence[float], lo: Optional[float] = None, hi: Optional[fl
     return m, [a, b]
 
 
+def wilson_ci(p: float, n: int, z: float = 1.959963984540054) -> Optional[List[float]]:
+    """Wilson score interval of a proportion ``p`` observed over ``n`` trials."""
+    if n < 1:
+        return None
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def win_rate_ci(pair_means: Sequence[float]) -> Tuple[float, Optional[List[float]]]:
+    """Win rate and its 95% CI over per-deal pair means.
+
+    The t-interval over deals collapses to a point when every deal has the same outcome
+    (a 100% record); the interval reported is therefore the union of the t-interval and the
+    Wilson score interval with one trial per deal, which stays honest at the boundaries.
+    """
+    m, ci = mean_ci(pair_means, 0.0, 1.0)
+    w = wilson_ci(m, len(pair_means)) if pair_means else None
+    if ci is None or w is None:
+        return m, ci
+    return m, [min(ci[0], w[0]), max(ci[1], w[1])]
+
+
 def pair_stats(deals: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Win rate, ADP and per-side counters of a pairing from its per-deal results (deal order)."""
     outcomes = [[g["outcome"] for g in d["games"]] for d in deals]
@@ -381,7 +407,7 @@ def pair_stats(deals: List[Dict[str, Any]]) -> Dict[str, Any]:
     pair_wr = [sum(o) / len(o) for o in outcomes]
     pair_adp = [sum(x) / len(x) for x in diffs]
     n_games = sum(len(o) for o in outcomes)
-    wr, wr_ci = mean_ci(pair_wr, 0.0, 1.0)
+    wr, wr_ci = win_rate_ci(pair_wr)
     adp, adp_ci = mean_ci(pair_adp)
     wins = [sum(1 for o in outcomes for x in o if x == 1.0), sum(1 for o in outcomes for x in o if x == 0.0)]
     draws = n_games - wins[0] - wins[1]
@@ -558,7 +584,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         elo = bradley_terry_elo(labels, wins, games)
         overall = {}
         for i in range(k):
-            m, ci = mean_ci(per_agent_pairs[i], 0.0, 1.0)
+            m, ci = win_rate_ci(per_agent_pairs[i])
             overall[labels[i]] = {"win_rate": m, "win_rate_ci": ci}
         res.update({
             "games": sum(pr["games"] for pr in pair_results),

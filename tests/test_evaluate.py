@@ -8,7 +8,7 @@ import math
 import pytest
 
 from experiments import evaluate as ev
-from experiments.evaluate import EvalConfig, mean_ci, pair_stats, run_evaluation, t975
+from experiments.evaluate import EvalConfig, mean_ci, pair_stats, run_evaluation, t975, win_rate_ci, wilson_ci
 from handfoot_env import Game, load_rules
 from handfoot_env.actions import ACTION_INDEX
 from handfoot_env.cli import main as cli_main
@@ -45,6 +45,20 @@ def test_ci_known_case():
     assert mean_ci([1.0, 1.0, 1.0]) == (1.0, [1.0, 1.0])
 
 
+def test_win_rate_ci_stays_honest_at_a_perfect_record():
+    # 100 deals all won: Wilson with n = 100, p = 1 by hand: centre = (1 + z^2/200) / (1 + z^2/100),
+    # half = (z^2/200) / (1 + z^2/100) -> lower = 1 / (1 + z^2/100) = 1 / 1.0384146 = 0.963007
+    m, ci = win_rate_ci([1.0] * 100)
+    assert m == 1.0
+    assert ci[0] == pytest.approx(0.963007, abs=1e-6) and ci[1] == 1.0
+    # the union of both intervals: with four deals (p = 0.8125) Wilson is the wider one below:
+    # denom = 1 + z^2/4 = 1.960369, centre = (0.8125 + z^2/8) / denom = 0.659415,
+    # half = z * sqrt(p(1-p)/4 + z^2/64) / denom = 0.313165 -> lower 0.346250 (< t-interval's 0.431683)
+    m, ci = win_rate_ci([1.0, 0.5, 1.0, 0.75])
+    assert ci[0] == pytest.approx(0.346250, abs=1e-5) and ci[1] == 1.0
+    assert wilson_ci(0.5, 0) is None
+
+
 def _deal(outcomes, diffs):
     stats = {"books": [1, 0, 0], "went_out": 0, "rounds": 4, "actions": 100, "pickups": 2}
     return {"games": [{"outcome": o, "diff": d, "score": [d, 0.0], "stats": [stats, stats]}
@@ -58,7 +72,7 @@ def test_pair_stats_uses_per_deal_pair_means():
     assert st["games"] == 8 and st["deals"] == 4
     assert st["wins"] == [6, 1] and st["draws"] == 1
     assert st["win_rate"] == pytest.approx(0.8125)
-    assert st["win_rate_ci"][0] == pytest.approx(0.431683, abs=1e-6)
+    assert st["win_rate_ci"][0] == pytest.approx(0.346250, abs=1e-5)     # union with Wilson (see above)
     # ADP: pair means 200, 0, 100, 50 -> mean 87.5, sd 85.39126, se 42.69563, half 135.8575
     assert st["adp"] == pytest.approx(87.5)
     assert st["adp_ci"][0] == pytest.approx(87.5 - 3.182 * math.sqrt(21875 / 3 / 4), abs=1e-6)
