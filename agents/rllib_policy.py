@@ -116,15 +116,16 @@ def _module_class():
 
 
 def input_scale(n_obs: int, players: int = 4, teams: int = 2) -> np.ndarray:
-    """The SB3 backend's fixed per-index input scale (ones if the sizes do not match)."""
+    """The SB3 backend's fixed per-index input scale (``experiments.selfplay.observation_scale``)."""
     try:
         from experiments.selfplay import observation_scale
         s = np.asarray(observation_scale(players, teams), dtype=np.float32)
         if s.shape == (n_obs,):
             return s
-    except Exception:  # pragma: no cover - SB3 backend absent
-        pass
-    return np.ones(n_obs, dtype=np.float32)
+    except ImportError:  # pragma: no cover - SB3 backend absent
+        return np.ones(n_obs, dtype=np.float32)
+    raise ValueError(f"observation size {n_obs} does not match {players} players / {teams} teams "
+                     f"(model_config players/teams)")
 
 
 _CLASS = None

@@ -42,23 +42,29 @@ Module (:class:`agents.rllib_policy.MaskedActorCritic`)
 ---------------------------------------------------------
 Torch, masked logits in every forward pass, separate critic, the SB3 backend's
 input scale.  ``learner`` is trained; ``snapshot_<k>`` modules are copies that
-are refreshed from ``learner`` every ``snapshot_every`` iterations (round robin
-over the ``pool_size`` slots; all slots start as copies of the initial learner).
+are refreshed from ``learner`` every ``snapshots.every_updates`` iterations
+(round robin over the ``snapshots.keep`` slots; all slots start as copies of the
+initial learner).  PPO only syncs the trained module to the env runners, so
+snapshot weights are pushed to every runner explicitly.
 
 Training driver
 ---------------
-:func:`train` builds a ``PPOConfig`` (new API stack) from the config, starts or
-joins Ray (:func:`init_ray`), trains for ``total_timesteps`` env steps (agent
-steps of all agents, RLlib's ``num_env_steps_sampled_lifetime``), logs to
-TensorBoard, checkpoints every ``checkpoint_every`` iterations, evaluates the
-learner against the heuristics every ``eval_every`` iterations with the
-duplicate-format harness (``experiments.evaluate``), and finishes with
-``checkpoints/final`` and ``final_eval.json``.
+:func:`train` (called by ``experiments.train.train`` for ``backend: rllib``)
+builds an RLlib ``PPOConfig`` (new API stack) from the same ``TrainConfig`` as
+the SB3 backend (:func:`build_algo_config`; the ``rllib:`` section holds the
+Ray/RLlib-only settings, :data:`RLLIB_DEFAULTS`), starts or joins Ray
+(:func:`init_ray`) and runs an :class:`experiments.train.Trainer` subclass
+(:func:`make_trainer`): same run folder, TensorBoard tags, ``metrics.jsonl``
+records, periodic duplicate-format evaluation, ``best``/``final`` checkpoints and
+``final_eval.json``.  ``total_timesteps`` counts learner transitions (steps of
+the ``learner`` module on any seat).  Checkpoints hold the RLlib Algorithm
+checkpoint (``algorithm/``), the NumPy actor (``actor.npz``) and
+``trainer.json`` (for ``--resume``).
 
 Ray
 ---
-:func:`init_ray`: ``address`` (``--ray-address``, else ``RAY_ADDRESS``, else the
-config's ``ray.address``) joins an existing cluster (``num_cpus`` is then not
+:func:`init_ray`: an address (``--ray-address`` / ``RAY_ADDRESS``, else the
+config's ``rllib.address``) joins an existing cluster (``num_cpus`` is then not
 passed: the cluster decides); without one a private local Ray is started with
 ``ray.init(address="local", num_cpus=..., include_dashboard=False)``.
 
@@ -176,6 +182,7 @@ class HandFootEnvImpl:
         self.opponent = self.opponent_kind = SELF
         self.learner_seat = 0
         self.learner_return = 0.0
+        self.learner_decisions = 0
         self.last_result: Optional[Dict[str, Any]] = None
         self.agents = []
 
@@ -214,6 +221,8 @@ class HandFootEnvImpl:
 
     def _step_env(self, action: int, rewards: Dict[str, float]) -> None:
         env = self.env
+        if self.game.current == self.learner_seat:
+            self.learner_decisions += 1
         env.step(int(action))
         r = env.rewards
         for p, aid in enumerate(self.seat_ids):
@@ -258,7 +267,8 @@ class HandFootEnvImpl:
             result = 0.5 if totals.count(best) > 1 else float(totals[t] == best)
         return {"opponent": self.opponent_kind, "module": self.opponent, "learner_team": t, "result": result,
                 "score_diff": float(g.scores[t] - max(others)), "truncated": bool(truncated),
-                "learner_return": self.learner_return, "actions": int(g.action_count)}
+                "learner_return": self.learner_return, "learner_decisions": self.learner_decisions,
+                "actions": int(g.action_count)}
 
     # ------------------------------------------------------------ MultiAgentEnv API
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None):
@@ -274,6 +284,7 @@ class HandFootEnvImpl:
             self._setup_seats(opponent, team)
             self.last_result = None
             self.learner_return = 0.0
+            self.learner_decisions = 0
             rewards: Dict[str, float] = {}
             term, trunc = self._advance(rewards)
             if not (term or trunc):
@@ -335,6 +346,7 @@ def _build_lazy() -> Dict[str, Any]:
             log(("selfplay", "score_diff_sum"), r["score_diff"], reduce="sum")
             log(("selfplay", "learner_return_sum"), r["learner_return"], reduce="sum")
             log(("selfplay", "actions_sum"), r["actions"], reduce="sum")
+            log(("selfplay", "learner_decisions_sum"), r["learner_decisions"], reduce="sum")
             if r["result"] == r["result"]:        # not NaN (truncated games have no result)
                 log(("selfplay", f"games_vs_{r['opponent']}"), 1, reduce="sum")
                 log(("selfplay", f"result_sum_vs_{r['opponent']}"), r["result"], reduce="sum")
@@ -385,10 +397,22 @@ def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None, quie
                                                             "__pycache__", ".pytest_cache", ".ruff_cache"])
     kw: Dict[str, Any] = dict(runtime_env=runtime_env, log_to_driver=not quiet,
                               logging_level="ERROR" if quiet else "WARNING")
+    if quiet:
+        import logging
+        for name in ("ray", "ray.rllib", "ray.tune"):
+            logging.getLogger(name).setLevel(logging.ERROR)
     if addr is None:
         ray.init(address="local", num_cpus=int(num_cpus or os.cpu_count() or 1), include_dashboard=False, **kw)
-    else:
+        return True
+    try:
         ray.init(address=addr, **kw)
+    except ConnectionError as e:
+        if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+            raise ConnectionError(
+                f"{e}. Ray 2.60 clusters use token authentication by default: set RAY_AUTH_MODE=token and make "
+                "the cluster's token available (~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN); "
+                "see docs/scaling_out.md") from e
+        raise
     return True
 
 
@@ -720,7 +744,8 @@ def make_trainer(cfg: Any, run, resume=None, quiet: bool = False):
             if games:
                 rec["games"] = games
                 rec["ep_rew_mean"] = (_num(sp.get("learner_return_sum")) or 0.0) / games
-                rec["ep_len_mean"] = (_num(sp.get("actions_sum")) or 0.0) / games
+                rec["ep_len_mean"] = (_num(sp.get("learner_decisions_sum")) or 0.0) / games
+                rec["actions_per_game"] = (_num(sp.get("actions_sum")) or 0.0) / games
                 self.scalar("selfplay/games", games, steps)
                 self.scalar("selfplay/score_diff", (_num(sp.get("score_diff_sum")) or 0.0) / games, steps)
                 self.scalar("selfplay/truncated", (_num(sp.get("truncated")) or 0.0) / games, steps)
@@ -732,20 +757,23 @@ def make_trainer(cfg: Any, run, resume=None, quiet: bool = False):
                     res = (_num(sp.get(f"result_sum_vs_{kind}")) or 0.0) / float(v)
                     rec[f"result_vs_{kind}"] = res
                     self.scalar(f"selfplay/result_vs_{kind}", res, steps)
-            for tag, key in (("train/policy_loss", "policy_loss"), ("train/value_loss", "vf_loss"),
-                             ("train/entropy", "entropy"), ("train/approx_kl", "mean_kl_loss"),
-                             ("train/loss", "total_loss"), ("train/explained_variance", "vf_explained_var"),
-                             ("train/learning_rate", "default_optimizer_learning_rate")):
+            # the SB3 backend's names for the update statistics (metrics.jsonl "update" records, train/*)
+            upd: Dict[str, Any] = {"kind": "update", "timesteps": steps, "update": self.state["iterations"]}
+            for name, key, sign in (("learning_rate", "default_optimizer_learning_rate", 1.0),
+                                    ("entropy_loss", "entropy", -1.0), ("policy_gradient_loss", "policy_loss", 1.0),
+                                    ("value_loss", "vf_loss", 1.0), ("loss", "total_loss", 1.0),
+                                    ("explained_variance", "vf_explained_var", 1.0)):
                 v = _num(lr.get(key))
                 if v is not None:
-                    self.scalar(tag, v, steps)
-                    rec[key] = v
+                    upd[name] = sign * v
+                    self.scalar(f"train/{name}", sign * v, steps)
             if wall > 0:
                 rec["env_steps_per_s"] = env_steps / wall
                 self.scalar("time/fps", env_steps / wall, steps)
                 self.scalar("time/learner_steps_per_s", learner_steps / wall, steps)
             self.scalar("time/iteration_s", wall, steps)
             self.metric(rec)
+            self.metric(upd)
 
         def between_iterations(self) -> None:
             """Snapshots, evaluation and checkpoints (the SB3 trainer's on_rollout_start)."""
@@ -814,16 +842,14 @@ def make_trainer(cfg: Any, run, resume=None, quiet: bool = False):
                     before = self.timesteps
                     self.on_result(r, wall)
                     if self.bar is not None:
+                        env_steps = (r.get("env_runners", {}) or {}).get("num_env_steps_sampled", 0) or 0
                         self.bar.update(self.timesteps - before)
-                        self.bar.set_postfix_str(f"{self.metric_fps:.0f} env steps/s" if self.metric_fps else "")
-                    self.metric_fps = (self.state["env_steps"] and r.get("env_runners", {}).get(
-                        "num_env_steps_sampled", 0) / wall) if wall > 0 else 0.0
+                        if wall > 0:
+                            self.bar.set_postfix_str(f"{env_steps / wall:.0f} env steps/s")
             finally:
                 if self.bar is not None:
                     self.bar.close()
                     self.bar = None
-
-        metric_fps = 0.0
 
         def finish(self) -> Dict[str, Any]:
             import shutil

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("ray.rllib")
 
-from experiments.rllib_backend import (LEARNER, HandFootEnvImpl, agent_to_module,  # noqa: E402
+from experiments.rllib_backend import (LEARNER, agent_to_module,  # noqa: E402
                                        spaces_for)
 from handfoot_env.env import raw_env  # noqa: E402
 
@@ -202,6 +202,16 @@ def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path):
         remote = run_evaluation(EvalConfig(out=str(tmp_path / "ev_ray"), **ecfg), task_runner=runner)
         assert remote["games"] == local["games"] == 18
         assert _results_without_timing(remote) == _results_without_timing(local)
+        assert ray.is_initialized()
+
+        # -- the CLI: `handfoot evaluate ... --ray` (joins the running Ray, leaves it running)
+        from experiments.evaluate import evaluate_main
+        args = ["--agents", f"rllib:{run}", "random", "greedy", "--games", "3", "--seed", "7", "--no-plots",
+                "--no-progress", "--out", str(tmp_path / "ev_cli"), "--json"]
+        assert evaluate_main(args + ["--ray"]) == 0
+        cli = json.loads((tmp_path / "ev_cli" / "results.json").read_text())
+        assert _results_without_timing(cli) == _results_without_timing(
+            json.loads((tmp_path / "ev_local" / "results.json").read_text()))
         assert ray.is_initialized()
     finally:
         ray.shutdown()
