@@ -555,7 +555,13 @@ class Game:
         return team, size, in_foot, opened, go_ok, cancel_left
 
     def _meld_post_reason(self, p: int, ctx, s: int, n: int, t: int, j: int, book: bool) -> Optional[str]:
-        """Checks of a structurally valid meld that depend on the rest of the state."""
+        """Checks of a structurally valid meld that depend on the rest of the state.
+
+        ``_legal_melds`` skips this call when the team has opened, no pickup meld is
+        pending and the meld leaves two cards or the player is not in the foot (it
+        returns None then): a new check for that case must go there too
+        (tests/test_bench.py compares legal_actions with reason_illegal).
+        """
         team, size, in_foot, opened, go_ok, cancel_left = ctx
         used = n + t + j
         left = size - used

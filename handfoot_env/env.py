@@ -75,6 +75,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
 from .config import RulesLike
@@ -182,10 +183,8 @@ class raw_env(AECEnv):
             legal = game.legal_actions()
             self._legal = legal
             self._legal_key = self._state_key()
-            mask = mask_of(legal)
-        else:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return {"observation": encode_observation(game, seat), "action_mask": mask}
+            return {"observation": encode_observation(game, seat, legal), "action_mask": mask_of(legal)}
+        return {"observation": encode_observation(game, seat), "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
 
     def state(self) -> np.ndarray:
         return encode_state(self.game)
@@ -219,12 +218,15 @@ class raw_env(AECEnv):
         for a in self.agents:
             self.rewards[a] = 0.0
         finished = len(game.round_scores)
+        rewarded = False            # all rewards stay 0.0 between round ends: nothing to accumulate
         if finished > self._rounds_seen:
             self._on_round_end(game.round_scores[-1])
             self._rounds_seen = finished
+            rewarded = True
         done = game.phase == GAME_OVER or (self.episode == "round" and finished >= 1)
         if done and self.reward_mode == "game_win":
             self._game_win_rewards(final=game.phase == GAME_OVER)
+            rewarded = True
         if done:
             for a in self.agents:
                 self.terminations[a] = True
@@ -233,7 +235,8 @@ class raw_env(AECEnv):
                 self.truncations[a] = True
         if not done:
             self.agent_selection = self.possible_agents[game.current]
-        self._accumulate_rewards()
+        if rewarded:
+            self._accumulate_rewards()
         for a in self.agents:
             self.infos[a] = {"round": game.round, "rounds_finished": finished}
         if self.render_mode == "human":
@@ -281,8 +284,9 @@ class raw_env(AECEnv):
 
 
 # PettingZoo's wrappers reach the raw env's attributes through one ``__getattr__``
-# per layer, which costs more than the game itself per step.  The subclasses below
-# behave the same but forward the attributes read every step straight to the raw env.
+# per layer, which cost more than the game itself per step.  The subclasses below
+# behave the same but read the attributes used every step straight from the raw env
+# and skip the pass-through layers on the common path (tests/test_bench.py).
 _HOT_ATTRS = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos",
               "_cumulative_rewards")
 _ORDER_CHECKED = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
@@ -301,17 +305,67 @@ def _forward(name: str, check_reset: bool) -> property:
 
 
 class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    def __str__(self) -> str:
-        return f"TerminateIllegalWrapper<{self.env!s}>"
+    def observe(self, agent: str):
+        obs = self.env.observe(agent)
+        raw = self._raw
+        selected = raw.agent_selection
+        if agent == selected:
+            self._prev_obs = obs
+            infos = raw.infos
+            self._prev_info = infos[selected] if selected in infos else {}
+        return obs
+
+    def step(self, action) -> None:
+        # the common case (a live agent plays an action its last observed mask allows)
+        # straight through; everything else by TerminateIllegalWrapper.step itself
+        prev = self._prev_obs
+        if prev is not None and not self._terminated and type(prev) is dict and action is not None:
+            raw = self._raw
+            agent = raw.agent_selection
+            mask = prev.get("action_mask")
+            if mask is not None and not raw.terminations[agent] and not raw.truncations[agent] and mask[action]:
+                self._prev_obs = None
+                self._prev_info = None
+                self.env.step(action)
+                return
+        super().step(action)
 
 
 class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
-    pass
+    def step(self, action) -> None:
+        raw = self._raw
+        agent = raw.agent_selection
+        assert (action is None and (raw.terminations[agent] or raw.truncations[agent])) or \
+            raw.action_space(agent).contains(action), "action is not in action space"
+        self.env.step(action)
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def __str__(self) -> str:
         return str(self.env)
+
+    def observe(self, agent: str):
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def step(self, action) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self._raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+    def last(self, observe: bool = True):
+        agent = self.agent_selection          # raises before reset, as before
+        assert agent is not None
+        observation = self.observe(agent) if observe else None
+        raw = self._raw
+        return (observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent],
+                raw.infos[agent])
 
 
 for _cls in (_TerminateIllegal, _AssertOutOfBounds, _OrderEnforcing):

@@ -1,0 +1,702 @@
+"""``handfoot bench``: throughput of the engine and envs, next to OpenSpiel and RLCard.
+
+Every row plays whole games with uniform random legal play (a seeded
+``random.Random``), single process, and reports agent actions per second,
+games per second and the ratio to OpenSpiel's ``gin_rummy`` measured in the
+same run the same way:
+
+``engine``     the rules engine alone: ``Game.legal_actions()`` then
+               ``Game._apply(a)`` (no observation).
+``aec``        the wrapped PettingZoo env ``handfoot_v0.env()``: ``env.last()``
+               (observation and action mask of the agent to act), then
+               ``env.step(a)``.
+``vecenv``     the batched runner :class:`experiments.batched.BatchedVecEnv`
+               (SB3 ``VecEnv``): many games in one process, one learner seat per
+               game with observation and mask every decision, the other seats
+               random legal play; actions/s counts every seat's actions, obs/s
+               the learner observations.
+``openspiel``  ``pyspiel.load_game("gin_rummy")``: ``state.observation_tensor()``
+               and ``state.legal_actions()`` every decision, chance nodes sampled
+               from ``chance_outcomes()`` (not counted as actions).
+``openspiel_rl`` OpenSpiel's RL API ``rl_environment.Environment("gin_rummy")``:
+               ``env.step([a])`` returns a TimeStep with every player's
+               observation and the legal actions (for context; the ratio column
+               is always against the ``openspiel`` row).
+``rlcard``     ``rlcard.make("gin-rummy")``: ``env.step(a)`` (which builds the
+               state and legal actions) every decision.
+
+OpenSpiel and RLCard come with the ``bench`` extra (``pip install -e .[bench]``);
+without them their rows say "not installed".  The run also reports the memory of
+one env instance (tracemalloc: creating and resetting N envs, divided by N) and
+the time of ``Game.clone()`` on mid-game states.
+
+Timing uses the process CPU clock by default (``clock: cpu``), which a busy
+shared machine disturbs less than the wall clock; both are saved.
+
+Configs live in ``configs/bench/`` (``default.yaml``, ``quick.yaml``); flags
+override their fields.  Results: a table on stdout, ``bench.json`` and
+``bench.md`` in ``--out`` (default ``runs/bench``).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import gc
+import json
+import os
+import platform
+import random
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+ROW_KINDS = ("engine", "aec", "vecenv", "openspiel", "openspiel_rl", "rlcard")
+DEFAULTS: Dict[str, Any] = {
+    "presets": ["pagat", "bicycle"],        # rules measured by engine, aec and vecenv rows
+    "growth_presets": ["six_player"],       # extra engine and aec rows for the cost-growth note
+    "rows": list(ROW_KINDS),
+    "seconds": 10.0,                        # time budget per row (whole games; at least one)
+    "games": None,                          # or a fixed number of games per row (overrides seconds)
+    "warmup_seconds": 0.5,                  # untimed play before each row (caches, tables)
+    "seed": 0,
+    "clock": "cpu",                         # cpu (process time) or wall
+    "vecenv": {"n_envs": 16},
+    "memory": {"instances": 100},
+    "clone": {"states": 200, "repeats": 50},
+    "out": "runs/bench",
+}
+QUICK: Dict[str, Any] = {
+    "seconds": 0.2,
+    "games": None,
+    "warmup_seconds": 0.0,
+    "vecenv": {"n_envs": 4},
+    "memory": {"instances": 5},
+    "clone": {"states": 10, "repeats": 5},
+}
+TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0}
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "bench"
+
+
+class BenchConfigError(ValueError):
+    pass
+
+
+# ------------------------------------------------------------------------------ config
+def _merge(base: Dict[str, Any], extra: Dict[str, Any], where: str) -> Dict[str, Any]:
+    out = dict(base)
+    for k, v in (extra or {}).items():
+        if k not in DEFAULTS:
+            raise BenchConfigError(f"{where}: unknown field {k!r} (known: {', '.join(DEFAULTS)})")
+        if isinstance(DEFAULTS[k], dict):
+            if not isinstance(v, dict):
+                raise BenchConfigError(f"{where}: {k} must be a mapping, got {v!r}")
+            unknown = set(v) - set(DEFAULTS[k])
+            if unknown:
+                raise BenchConfigError(f"{where}: unknown field(s) {sorted(unknown)} in {k} "
+                                       f"(known: {', '.join(DEFAULTS[k])})")
+            out[k] = {**out[k], **v}
+        else:
+            out[k] = v
+    return out
+
+
+def _find_config(name: str) -> Optional[Path]:
+    for p in (Path(name), Path("configs/bench") / name, CONFIG_DIR / name, CONFIG_DIR / f"{name}.yaml"):
+        if p.is_file():
+            return p
+    return None
+
+
+def load_config(path: Optional[str] = None, quick: bool = False) -> Dict[str, Any]:
+    """The bench settings: DEFAULTS, then the YAML file, then the quick overrides."""
+    import yaml
+    cfg = dict(DEFAULTS)
+    if path is None:
+        path_found = _find_config("quick.yaml" if quick else "default.yaml")
+    else:
+        path_found = _find_config(path)
+        if path_found is None:
+            raise BenchConfigError(f"config file {path!r} not found")
+    if path_found is not None:
+        data = yaml.safe_load(path_found.read_text()) or {}
+        if not isinstance(data, dict):
+            raise BenchConfigError(f"{path_found}: expected a mapping of fields")
+        cfg = _merge(cfg, data, str(path_found))
+        cfg["config_file"] = str(path_found)
+    if quick:
+        cfg = _merge(cfg, QUICK, "--quick")
+    cfg.setdefault("config_file", None)
+    return validate(cfg)
+
+
+def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    for k in cfg["rows"]:
+        if k not in ROW_KINDS:
+            raise BenchConfigError(f"rows: unknown row {k!r} (known: {', '.join(ROW_KINDS)})")
+    if cfg["clock"] not in ("cpu", "wall"):
+        raise BenchConfigError(f"clock must be 'cpu' or 'wall', got {cfg['clock']!r}")
+    if cfg["games"] is not None and int(cfg["games"]) < 1:
+        raise BenchConfigError(f"games must be a positive integer or null, got {cfg['games']!r}")
+    if float(cfg["seconds"]) <= 0:
+        raise BenchConfigError(f"seconds must be positive, got {cfg['seconds']!r}")
+    from handfoot_env.config import load_rules
+    for p in list(cfg["presets"]) + list(cfg["growth_presets"] or []):
+        try:
+            load_rules(p)
+        except Exception as e:  # noqa: BLE001 - reported as a config error
+            raise BenchConfigError(f"presets: {e}") from None
+    return cfg
+
+
+# ------------------------------------------------------------------------------ timing
+class _Clock:
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def start(self) -> None:
+        self.w0, self.c0 = time.perf_counter(), time.process_time()
+
+    def wall(self) -> float:
+        return time.perf_counter() - self.w0
+
+    def cpu(self) -> float:
+        return time.process_time() - self.c0
+
+    def elapsed(self) -> float:
+        return self.cpu() if self.kind == "cpu" else self.wall()
+
+
+def _run_games(play_one: Callable[[int], Any], cfg: Dict[str, Any], seed0: int) -> Dict[str, Any]:
+    """Play whole games until the budget is spent; ``play_one(seed)`` returns (actions, observations)."""
+    warm = float(cfg.get("warmup_seconds") or 0)
+    if warm > 0:
+        t0 = time.perf_counter()
+        s = 10 ** 6
+        while time.perf_counter() - t0 < warm:
+            play_one(seed0 + s)
+            s += 1
+    clock = _Clock(cfg["clock"])
+    games_target = cfg["games"]
+    budget = float(cfg["seconds"])
+    actions = obs = games = 0
+    gc.collect()
+    clock.start()
+    while True:
+        a, o = play_one(seed0 + games)
+        actions += a
+        obs += o
+        games += 1
+        if games_target is not None:
+            if games >= int(games_target):
+                break
+        elif clock.elapsed() >= budget:
+            break
+    return _rates(actions, obs, games, clock)
+
+
+def _rates(actions: int, obs: int, games: float, clock: _Clock) -> Dict[str, Any]:
+    wall, cpu = clock.wall(), clock.cpu()
+    el = cpu if clock.kind == "cpu" else wall
+    el = max(el, 1e-9)
+    return {"status": "ok", "actions": actions, "observations": obs, "games": games,
+            "seconds_wall": round(wall, 4), "seconds_cpu": round(cpu, 4),
+            "actions_per_s": actions / el, "games_per_s": games / el, "obs_per_s": obs / el,
+            "actions_per_game": actions / games if games else None}
+
+
+# ------------------------------------------------------------------------------ rows
+def bench_engine(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
+    from handfoot_env.engine import Game
+    g = Game(preset)
+    rng = random.Random(cfg["seed"])
+
+    def play(seed: int):
+        g.reset(seed=seed)
+        legal_actions, apply, rr = g.legal_actions, g._apply, rng.randrange
+        n = 0
+        while not g.game_over:
+            la = legal_actions()
+            apply(la[rr(len(la))])
+            n += 1
+        return n, 0
+
+    return _run_games(play, cfg, cfg["seed"])
+
+
+def bench_aec(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
+    import numpy as np
+    from handfoot_env import handfoot_v0
+    env = handfoot_v0.env(rules=preset)
+    rng = random.Random(cfg["seed"])
+    flatnonzero = np.flatnonzero
+
+    def play(seed: int):
+        env.reset(seed=seed)
+        n = 0
+        rr = rng.randrange
+        for _agent in env.agent_iter():
+            obs, _rew, term, trunc, _info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = flatnonzero(obs["action_mask"])
+            env.step(int(legal[rr(len(legal))]))
+            n += 1
+        return n, n
+
+    return _run_games(play, cfg, cfg["seed"])
+
+
+def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
+    import numpy as np
+    from experiments.batched import BatchedVecEnv
+    n_envs = int(cfg["vecenv"]["n_envs"])
+    venv = BatchedVecEnv(n_envs=n_envs, rules=preset, seed=cfg["seed"])
+    rng = random.Random(cfg["seed"])
+    flatnonzero = np.flatnonzero
+    actions = np.zeros(n_envs, dtype=np.int64)
+
+    def step() -> None:
+        masks = venv.action_masks()
+        rr = rng.randrange
+        for i in range(n_envs):
+            legal = flatnonzero(masks[i])
+            actions[i] = legal[rr(len(legal))]
+        venv.step(actions)
+
+    venv.reset()
+    warm = float(cfg.get("warmup_seconds") or 0)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warm:
+        step()
+    clock = _Clock(cfg["clock"])
+    a0, e0 = venv.total_actions, venv.total_episodes
+    games_target = cfg["games"]
+    budget = float(cfg["seconds"])
+    decisions = 0
+    gc.collect()
+    clock.start()
+    while True:
+        step()
+        decisions += n_envs
+        if games_target is not None:
+            if venv.total_episodes - e0 >= int(games_target):
+                break
+        elif clock.elapsed() >= budget:
+            break
+    res = _rates(venv.total_actions - a0, decisions, venv.total_episodes - e0, clock)
+    res["n_envs"] = n_envs
+    res["actions_per_game"] = None      # games in flight at both ends of the window: not meaningful here
+    return res
+
+
+def bench_openspiel(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    try:
+        import pyspiel
+    except ImportError:
+        return {"status": "not installed", "hint": "pip install open_spiel  (or: pip install -e .[bench])"}
+    game = pyspiel.load_game("gin_rummy")
+    rng = random.Random(cfg["seed"])
+
+    def play(seed: int):
+        state = game.new_initial_state()
+        n = 0
+        rr = rng.randrange
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                acts, probs = zip(*outcomes)
+                state.apply_action(rng.choices(acts, probs)[0])
+                continue
+            state.observation_tensor()
+            legal = state.legal_actions()
+            state.apply_action(legal[rr(len(legal))])
+            n += 1
+        return n, n
+
+    res = _run_games(play, cfg, cfg["seed"])
+    res["version"] = _version("open_spiel")
+    return res
+
+
+def bench_openspiel_rl(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    """OpenSpiel's RL-facing API: ``rl_environment.Environment("gin_rummy")`` (a TimeStep with the
+    observation of every player and the legal actions after each step; chance nodes inside)."""
+    try:
+        from open_spiel.python import rl_environment
+    except ImportError:
+        return {"status": "not installed", "hint": "pip install open_spiel  (or: pip install -e .[bench])"}
+    env = rl_environment.Environment("gin_rummy")
+    env.seed(cfg["seed"])
+    rng = random.Random(cfg["seed"])
+
+    def play(seed: int):
+        ts = env.reset()
+        n = 0
+        rr = rng.randrange
+        while not ts.last():
+            obs = ts.observations
+            legal = obs["legal_actions"][obs["current_player"]]
+            ts = env.step([legal[rr(len(legal))]])
+            n += 1
+        return n, n
+
+    res = _run_games(play, cfg, cfg["seed"])
+    res["version"] = _version("open_spiel")
+    return res
+
+
+def bench_rlcard(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    try:
+        import rlcard
+    except ImportError:
+        return {"status": "not installed", "hint": "pip install rlcard  (or: pip install -e .[bench])"}
+    env = rlcard.make("gin-rummy", config={"seed": cfg["seed"]})
+    rng = random.Random(cfg["seed"])
+
+    def play(seed: int):
+        state, _pid = env.reset()
+        n = 0
+        rr = rng.randrange
+        while not env.is_over():
+            legal = list(state["legal_actions"])
+            state, _pid = env.step(legal[rr(len(legal))])
+            n += 1
+        return n, n
+
+    res = _run_games(play, cfg, cfg["seed"])
+    res["version"] = _version("rlcard")
+    return res
+
+
+def _version(dist: str) -> Optional[str]:
+    try:
+        from importlib.metadata import version
+        return version(dist)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# ------------------------------------------------------------------------------ memory & clone
+def measure_memory(preset: str, instances: int, seed: int = 0) -> Dict[str, Any]:
+    """tracemalloc bytes per wrapped env after ``reset``, and per Game after a whole random game."""
+    from handfoot_env import handfoot_v0
+    from handfoot_env.engine import Game
+    warm = handfoot_v0.env(rules=preset)          # fills the shared lookup tables first
+    warm.reset(seed=seed)
+    warm.last()
+    del warm
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        envs = []
+        for i in range(instances):
+            e = handfoot_v0.env(rules=preset)
+            e.reset(seed=seed + i)
+            envs.append(e)
+        gc.collect()
+        env_bytes = (tracemalloc.get_traced_memory()[0] - base) / instances
+        del envs
+        gc.collect()
+    finally:
+        tracemalloc.stop()
+    # a game played to the end carries its whole action history (played under tracemalloc,
+    # after one untraced game has filled the shared lookup tables)
+    rng = random.Random(seed)
+
+    def play(g: Game) -> Game:
+        while not g.game_over:
+            la = g.legal_actions()
+            g._apply(la[rng.randrange(len(la))])
+        return g
+
+    warm_game = Game(preset)
+    warm_game.reset(seed=seed + 999)
+    play(warm_game)
+    n_games = max(1, min(instances, 3))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        finished = []
+        for i in range(n_games):
+            g = Game(preset)
+            g.reset(seed=seed + i)
+            finished.append(play(g))
+        gc.collect()
+        game_end_bytes = (tracemalloc.get_traced_memory()[0] - base) / n_games
+        del finished
+    finally:
+        tracemalloc.stop()
+    return {"preset": preset, "instances": instances, "env_after_reset_bytes": round(env_bytes),
+            "game_after_full_game_bytes": round(game_end_bytes)}
+
+
+def measure_clone(preset: str, states: int, repeats: int, seed: int = 0, clock: str = "cpu") -> Dict[str, Any]:
+    """Mean microseconds of ``Game.clone()`` over mid-game states of random games (spread over whole games)."""
+    from handfoot_env.engine import Game
+    rng = random.Random(seed)
+    g = Game(preset)
+    pool: List[Game] = []
+    s = seed
+    while len(pool) < states:
+        g.reset(seed=s)
+        s += 1
+        step = 0
+        while not g.game_over and len(pool) < states:
+            la = g.legal_actions()
+            g._apply(la[rng.randrange(len(la))])
+            step += 1
+            if step % 37 == 0:
+                pool.append(g.clone())
+    hist = sum(len(x.history) for x in pool) / len(pool)
+    c = _Clock(clock)
+    gc.collect()
+    c.start()
+    for st in pool:
+        for _ in range(repeats):
+            st.clone()
+    el = c.elapsed()
+    return {"preset": preset, "states": len(pool), "repeats": repeats, "clone_us": el / (len(pool) * repeats) * 1e6,
+            "mean_history_len": round(hist, 1)}
+
+
+# ------------------------------------------------------------------------------ run
+def _row(kind: str, game: str, label: str, fn: Callable[[], Dict[str, Any]], growth: bool = False) -> Dict[str, Any]:
+    try:
+        res = fn()
+    except Exception as e:  # noqa: BLE001 - a failing row is reported, the others still run
+        res = {"status": f"error: {type(e).__name__}: {e}"}
+    return {"id": f"{kind}/{game}", "kind": kind, "game": game, "label": label, "growth": growth, **res}
+
+
+def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+    say = progress or (lambda s: None)
+    rows: List[Dict[str, Any]] = []
+    kinds = cfg["rows"]
+    presets = list(cfg["presets"])
+    growth = [p for p in (cfg["growth_presets"] or []) if p not in presets]
+    # the reference first, so that every row can be compared with it
+    if "openspiel" in kinds:
+        say("openspiel gin_rummy")
+        rows.append(_row("openspiel", "gin_rummy", "OpenSpiel gin_rummy (observation_tensor + legal_actions)",
+                         lambda: bench_openspiel(cfg)))
+    if "openspiel_rl" in kinds:
+        say("openspiel rl_environment gin_rummy")
+        rows.append(_row("openspiel_rl", "gin_rummy", "OpenSpiel rl_environment gin_rummy (TimeStep per step)",
+                         lambda: bench_openspiel_rl(cfg)))
+    if "rlcard" in kinds:
+        say("rlcard gin-rummy")
+        rows.append(_row("rlcard", "gin-rummy", "RLCard gin-rummy (env.step: state + legal actions)",
+                         lambda: bench_rlcard(cfg)))
+    for preset in presets + growth:
+        g = preset in growth
+        if "engine" in kinds:
+            say(f"engine {preset}")
+            rows.append(_row("engine", preset, "engine (legal_actions + _apply)",
+                             lambda p=preset: bench_engine(p, cfg), g))
+        if "aec" in kinds:
+            say(f"aec {preset}")
+            rows.append(_row("aec", preset, "AEC env handfoot_v0.env() (last + step)",
+                             lambda p=preset: bench_aec(p, cfg), g))
+        if "vecenv" in kinds and not g:
+            say(f"vecenv {preset}")
+            rows.append(_row("vecenv", preset, f"BatchedVecEnv x{cfg['vecenv']['n_envs']} (learner obs + mask)",
+                             lambda p=preset: bench_vecenv(p, cfg), g))
+    ref = next((r for r in rows if r["kind"] == "openspiel" and r["status"] == "ok"), None)
+    for r in rows:
+        r["vs_openspiel"] = (r["actions_per_s"] / ref["actions_per_s"]) if ref and r["status"] == "ok" else None
+    say("memory")
+    memory = [measure_memory(p, int(cfg["memory"]["instances"]), cfg["seed"]) for p in presets + growth]
+    say("clone")
+    clone = [measure_clone(p, int(cfg["clone"]["states"]), int(cfg["clone"]["repeats"]), cfg["seed"], cfg["clock"])
+             for p in presets + growth]
+    return {"meta": _meta(cfg), "config": cfg, "rows": rows, "memory": memory, "clone": clone,
+            "targets": _targets(rows, memory, clone), "growth": _growth(rows)}
+
+
+def _meta(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    import numpy
+    return {"date": _dt.datetime.now().isoformat(timespec="seconds"), "python": platform.python_version(),
+            "implementation": platform.python_implementation(), "platform": platform.platform(),
+            "machine": platform.machine(), "cpus": os.cpu_count(), "numpy": numpy.__version__,
+            "handfoot": _version("handfoot"), "clock": cfg["clock"],
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            "command": "handfoot bench " + " ".join(cfg.get("argv") or [])}
+
+
+def _targets(rows, memory, clone) -> List[Dict[str, Any]]:
+    out = []
+    for r in rows:
+        if r["status"] != "ok" or r["vs_openspiel"] is None or r["growth"]:
+            continue
+        if r["kind"] == "aec":
+            out.append({"target": f"AEC {r['game']} >= {TARGETS['aec_vs_openspiel']}x OpenSpiel",
+                        "value": f"{r['vs_openspiel']:.2f}x", "met": r["vs_openspiel"] >= TARGETS["aec_vs_openspiel"]})
+        if r["kind"] == "engine":
+            out.append({"target": f"engine {r['game']} >= {TARGETS['engine_vs_openspiel']}x OpenSpiel",
+                        "value": f"{r['vs_openspiel']:.2f}x",
+                        "met": r["vs_openspiel"] >= TARGETS["engine_vs_openspiel"]})
+    for m in memory:
+        out.append({"target": f"env instance {m['preset']} < 1 MB",
+                    "value": f"{m['env_after_reset_bytes'] / 1e3:.0f} kB",
+                    "met": m["env_after_reset_bytes"] < TARGETS["env_bytes"]})
+    for c in clone:
+        out.append({"target": f"clone {c['preset']} < {TARGETS['clone_us']:.0f} us", "value": f"{c['clone_us']:.1f} us",
+                    "met": c["clone_us"] < TARGETS["clone_us"]})
+    return out
+
+
+def _growth(rows) -> List[Dict[str, Any]]:
+    """Per-action cost and actions per game of each preset relative to pagat."""
+    out = []
+    for kind in ("engine", "aec"):
+        base = next((r for r in rows if r["kind"] == kind and r["game"] == "pagat" and r["status"] == "ok"), None)
+        if base is None:
+            continue
+        for r in rows:
+            if r["kind"] != kind or r["status"] != "ok":
+                continue
+            out.append({"kind": kind, "game": r["game"],
+                        "us_per_action": 1e6 / r["actions_per_s"],
+                        "cost_per_action_vs_pagat": base["actions_per_s"] / r["actions_per_s"],
+                        "actions_per_game": r["actions_per_game"],
+                        "cost_per_game_vs_pagat": base["games_per_s"] / r["games_per_s"] if r["games_per_s"] else None})
+    return out
+
+
+# ------------------------------------------------------------------------------ output
+def _fmt(x: Optional[float], digits: int = 0) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.{digits}f}"
+
+
+def table_rows(res: Dict[str, Any]) -> List[List[str]]:
+    out = []
+    for r in res["rows"]:
+        if r["status"] != "ok":
+            out.append([r["id"], r["label"], r["status"], "", "", "", ""])
+            continue
+        out.append([r["id"], r["label"], _fmt(r["actions_per_s"]), _fmt(r["games_per_s"], 2),
+                    _fmt(r["obs_per_s"]) if r["observations"] else "-", _fmt(r["actions_per_game"]),
+                    f"{r['vs_openspiel']:.2f}x" if r["vs_openspiel"] is not None else "n/a"])
+    return out
+
+
+HEADERS = ["row", "what is timed", "actions/s", "games/s", "obs/s", "actions/game", "vs OpenSpiel"]
+
+
+def markdown(res: Dict[str, Any]) -> str:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join(["---"] * len(HEADERS)) + "|"]
+    for row in table_rows(res):
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    for m in res["memory"]:
+        lines.append(f"* memory {m['preset']}: {m['env_after_reset_bytes'] / 1e3:.0f} kB per wrapped env after reset, "
+                     f"{m['game_after_full_game_bytes'] / 1e3:.0f} kB per Game after a whole game (history included)")
+    for c in res["clone"]:
+        lines.append(f"* clone {c['preset']}: {c['clone_us']:.1f} us per Game.clone() "
+                     f"(mean over {c['states']} mid-game states x {c['repeats']})")
+    return "\n".join(lines) + "\n"
+
+
+def print_results(res: Dict[str, Any], file=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    out = file or sys.stdout
+    console = Console(file=out, width=None if getattr(out, "isatty", lambda: False)() else 160)
+    m = res["meta"]
+    cfg = res["config"]
+    budget = f"{cfg['games']} games" if cfg["games"] is not None else f"{cfg['seconds']} s"
+    t = Table(title=f"handfoot bench: random legal play, single process ({budget} per row, {m['clock']} clock)")
+    for h in HEADERS:
+        t.add_column(h, justify="left" if h in ("row", "what is timed") else "right", no_wrap=h == "row")
+    for row in table_rows(res):
+        t.add_row(*row)
+    console.print(t)
+    for mm in res["memory"]:
+        console.print(f"memory {mm['preset']}: {mm['env_after_reset_bytes'] / 1e3:.0f} kB per wrapped env after reset "
+                      f"(tracemalloc, {mm['instances']} envs); {mm['game_after_full_game_bytes'] / 1e3:.0f} kB per "
+                      f"Game after a whole game")
+    for c in res["clone"]:
+        console.print(f"clone {c['preset']}: {c['clone_us']:.1f} us per Game.clone() ({c['states']} mid-game states "
+                      f"x {c['repeats']}, mean history {c['mean_history_len']:.0f} actions)")
+    for g in res["growth"]:
+        if g["game"] == "pagat":
+            continue
+        console.print(f"cost growth {g['kind']} {g['game']}: {g['us_per_action']:.1f} us/action "
+                      f"({g['cost_per_action_vs_pagat']:.2f}x pagat), {_fmt(g['actions_per_game'])} actions/game, "
+                      f"{_fmt(g['cost_per_game_vs_pagat'], 2)}x pagat per game")
+    for tg in res["targets"]:
+        console.print(f"target {tg['target']}: {tg['value']} ({'met' if tg['met'] else 'NOT met'})", markup=False)
+    load = ", ".join(f"{x:.1f}" for x in m["load_average"]) if m["load_average"] else "n/a"
+    console.print(f"{m['cpus']} CPUs, Python {m['python']}, load average {load}; results in {res.get('out', '-')}",
+                  markup=False)
+
+
+def save(res: Dict[str, Any], out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "bench.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
+    (out_dir / "bench.md").write_text(markdown(res))
+
+
+# ------------------------------------------------------------------------------ CLI
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="handfoot bench",
+                                description="Throughput of the engine, the AEC env and the batched runner "
+                                            "(random legal play), next to OpenSpiel gin_rummy and RLCard gin-rummy.")
+    p.add_argument("config", nargs="?", help="bench YAML (configs/bench/*.yaml); default configs/bench/default.yaml")
+    p.add_argument("--quick", action="store_true", help="tiny budgets (seconds, not minutes; for tests and CI)")
+    p.add_argument("--out", help="folder for bench.json and bench.md (default runs/bench)")
+    p.add_argument("--seconds", type=float, help="time budget per row")
+    p.add_argument("--games", type=int, help="games per row (instead of a time budget)")
+    p.add_argument("--rows", help=f"comma-separated row kinds ({','.join(ROW_KINDS)})")
+    p.add_argument("--presets", help="comma-separated rules presets (default pagat,bicycle)")
+    p.add_argument("--clock", choices=("cpu", "wall"), help="cpu (process time, default) or wall")
+    p.add_argument("--seed", type=int, help="seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print bench.json instead of the table")
+    return p
+
+
+def bench_main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    try:
+        cfg = load_config(args.config, quick=args.quick)
+        over: Dict[str, Any] = {}
+        for name in ("seconds", "games", "clock", "seed", "out"):
+            v = getattr(args, name)
+            if v is not None:
+                over[name] = v
+        if args.rows:
+            over["rows"] = [x.strip() for x in args.rows.split(",") if x.strip()]
+        if args.presets:
+            over["presets"] = [x.strip() for x in args.presets.split(",") if x.strip()]
+        cfg = validate(_merge(cfg, over, "flags"))
+    except BenchConfigError as e:
+        print(f"handfoot bench: error: {e}", file=sys.stderr)
+        return 2
+    cfg["argv"] = argv
+    progress = None if args.json else (lambda s: print(f"  measuring {s} ...", file=sys.stderr, flush=True))
+    res = run_bench(cfg, progress)
+    out_dir = Path(cfg["out"])
+    res["out"] = str(out_dir)
+    save(res, out_dir)
+    if args.json:
+        print(json.dumps(res, indent=2, default=str))
+    else:
+        print_results(res)
+    return 0
+
+
+main = bench_main
+
+if __name__ == "__main__":
+    sys.exit(bench_main())

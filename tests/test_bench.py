@@ -1,0 +1,368 @@
+"""``handfoot bench`` runs and prints every row; the hot-path optimisations keep behaviour;
+the batched runner (``experiments.batched.BatchedVecEnv``) works as an SB3 VecEnv.
+
+No timed assertions: speed is measured by ``handfoot bench``, not tested.
+"""
+from __future__ import annotations
+
+import json
+import random
+import sys
+from typing import List
+
+import numpy as np
+import pytest
+
+from handfoot_env import IllegalActionError, handfoot_v0
+from handfoot_env.actions import NUM_ACTIONS, PICKUP
+from handfoot_env.cards import NUM_KINDS, NUM_RANKS, VALUES
+from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, MAX_CANCELS_PER_TURN, Game
+from handfoot_env.observation import action_mask, encode_observation, mask_of, observation_size
+
+PRESETS = ["pagat", "bicycle", "six_player", "individual"]
+ROW_IDS = ["openspiel/gin_rummy", "openspiel_rl/gin_rummy", "rlcard/gin-rummy", "engine/pagat", "aec/pagat",
+           "vecenv/pagat", "engine/bicycle", "aec/bicycle", "vecenv/bicycle", "engine/six_player", "aec/six_player"]
+
+
+# ----------------------------------------------------------------------------- bench CLI
+def test_bench_quick_prints_every_row_and_saves_json(tmp_path, capsys):
+    from experiments.bench import bench_main
+    rc = bench_main(["--quick", "--seconds", "0.05", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    for rid in ROW_IDS:
+        assert rid in out, f"row {rid} missing from the table:\n{out}"
+    for word in ("memory pagat", "clone pagat", "cost growth", "vs OpenSpiel"):
+        assert word in out
+    res = json.loads((tmp_path / "bench.json").read_text())
+    assert [r["id"] for r in res["rows"]] == ROW_IDS
+    for r in res["rows"]:
+        assert r["status"] in ("ok", "not installed"), r
+        if r["status"] == "ok":
+            assert r["actions"] > 0 and r["actions_per_s"] > 0
+    assert res["memory"][0]["env_after_reset_bytes"] > 0
+    assert res["clone"][0]["clone_us"] > 0
+    assert (tmp_path / "bench.md").read_text().startswith("| row |")
+
+
+def test_bench_via_cli_entry_point(tmp_path, capsys):
+    from handfoot_env.cli import main
+    rc = main(["bench", "--quick", "--seconds", "0.02", "--rows", "engine", "--presets", "pagat", "--out",
+               str(tmp_path)])
+    assert rc == 0
+    assert "engine/pagat" in capsys.readouterr().out
+
+
+def test_bench_reports_not_installed(tmp_path, capsys, monkeypatch):
+    from experiments.bench import bench_main
+    monkeypatch.setitem(sys.modules, "pyspiel", None)     # import raises ImportError
+    for name in ("open_spiel", "open_spiel.python", "open_spiel.python.rl_environment"):
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "rlcard", None)
+    rc = bench_main(["--quick", "--rows", "openspiel,openspiel_rl,rlcard,engine", "--presets", "pagat",
+                     "--seconds", "0.02", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert out.count("not installed") >= 3
+    for rid in ("openspiel/gin_rummy", "openspiel_rl/gin_rummy", "rlcard/gin-rummy", "engine/pagat"):
+        assert rid in out
+    res = json.loads((tmp_path / "bench.json").read_text())
+    assert {r["id"]: r["status"] for r in res["rows"]}["openspiel/gin_rummy"] == "not installed"
+
+
+def test_bench_config_errors(tmp_path, capsys):
+    from experiments.bench import bench_main
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("secnds: 3\n")
+    assert bench_main([str(bad)]) == 2
+    assert "unknown field 'secnds'" in capsys.readouterr().err
+    assert bench_main(["--rows", "engine,warp"]) == 2
+    assert bench_main(["no/such/file.yaml"]) == 2
+
+
+# ----------------------------------------------------------------------------- hot path == plain code
+def _reference_encoding(game: Game, seat: int) -> np.ndarray:
+    """The observation written plainly (the encoding before the speed work)."""
+    n, nt = game.n, game.num_teams
+    r = game.rules
+    team = game.team_of[seat]
+    v: List[float] = list(game.hands[seat])
+    v += [1.0 if game.feet[seat] is None else 0.0, 1.0 if game.played_foot[seat] else 0.0]
+    for o in range(1, n):
+        q = (seat + o) % n
+        v += [float(sum(game.hands[q])), 1.0 if game.feet[q] is None else 0.0, 1.0 if game.played_foot[q] else 0.0]
+    for ot in range(nt):
+        t = (team + ot) % nt
+        for m in game.melds[t]:
+            v.extend(m)
+        v.extend(game.book_counts[t])
+        v += [game.red3[t], 1.0 if game.opened[t] else 0.0]
+    disc = game.discard
+    v += [1.0 if disc and disc[-1] == k else 0.0 for k in range(NUM_KINDS)]
+    v += [len(disc), 1.0 if game.pile_blocked() else 0.0]
+    mine = game.current == seat and game.phase != GAME_OVER
+    v.append(1.0 if mine and game.phase == 0 and game._pickup_reason(seat) is None and not game.hands[seat][13]
+             else 0.0)
+    take = game._take
+    v.append(float(min(len(disc), take) if take else len(disc)))
+    v += [disc.count(k) for k in range(NUM_KINDS)]
+    v += [len(game.stock), game.round, game.minimum / 100.0, len(game.round_scores) / r.rounds]
+    for ot in range(nt):
+        t = (team + ot) % nt
+        pts = 0
+        for s, a, tw, j in game.books[t]:
+            pts += a * (VALUES[s] if s < NUM_RANKS else 0) + 20 * tw + 50 * j
+        for s, (a, tw, j) in enumerate(game.melds[t]):
+            pts += a * (VALUES[s] if s < NUM_RANKS else 0) + 20 * tw + 50 * j
+        c = game.book_counts[t]
+        pts += c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + game.red3[t] * r.red_three_bonus
+        v += [game.scores[t] / 1000.0, pts / 1000.0]
+    v += [1.0 if game.phase == k else 0.0 for k in range(4)]
+    v += [1.0 if mine and game.phase != ANSWER_PHASE else 0.0, 1.0 if mine and game.phase == ANSWER_PHASE else 0.0,
+          ((game.turn_player - seat) % n) / n]
+    own_turn = game.team_of[game.turn_player] == team
+    opened = game.opened[team]
+    if own_turn and not opened:
+        v += [game.prov_value / 100.0, 1.0 if game.forced is not None else 0.0, float(sum(game.pending))]
+    else:
+        v += [0.0, 0.0, 0.0]
+    v.append(1.0 if own_turn and game.incomplete >= 0 else 0.0)
+    v.append(1.0 if own_turn and not opened and game.cancels < MAX_CANCELS_PER_TURN and any(game.prov) else 0.0)
+    v += [1.0 if game.phase == ANSWER_PHASE else 0.0, 1.0 if game.asked else 0.0,
+          1.0 if game.permission is True else 0.0, 1.0 if game.permission is False else 0.0]
+    bc = game.book_counts[team]
+    v += [max(0, r.go_out_clean - bc[0]), max(0, r.go_out_dirty - bc[1]), max(0, r.go_out_wild - bc[2])]
+    v.append(1.0 if game.partners_ok(seat) else 0.0)
+    return np.asarray(v, dtype=np.float32)
+
+
+def _play_states(rules: str, games: int, seed: int):
+    """States along random play biased towards melding and pickups (reaches opening, feet and going out)."""
+    g = Game(rules)
+    for k in range(games):
+        rng = random.Random(seed + k)
+        g.reset(seed=seed + k)
+        style = k % 3
+        while not g.game_over:
+            legal = g.legal_actions()
+            yield g, legal, rng
+            melds = [a for a in legal if a >= 21]
+            if style and melds and rng.random() < 0.8:
+                a = max(melds) if style == 1 else rng.choice(melds)
+            elif style and PICKUP in legal and rng.random() < 0.7:
+                a = PICKUP
+            else:
+                a = rng.choice(legal)
+            g.step(a)
+
+
+@pytest.mark.parametrize("rules", PRESETS)
+def test_fast_paths_match_plain_definitions(rules):
+    """legal_actions == every action reason_illegal accepts; encode_observation == the plain encoding
+    (with and without the legal list); masks == the legal list."""
+    for i, (g, legal, rng) in enumerate(_play_states(rules, games=2, seed=11)):
+        if i % 5 == 0:
+            assert legal == [a for a in range(NUM_ACTIONS) if g.reason_illegal(a) is None]
+        for seat in range(g.n):
+            ref = _reference_encoding(g, seat)
+            got = encode_observation(g, seat)
+            assert got.dtype == np.float32 and got.shape == ref.shape
+            assert np.array_equal(got, ref), (rules, seat, np.flatnonzero(got != ref))
+            m = action_mask(g, seat)
+            assert m.dtype == np.int8 and m.shape == (NUM_ACTIONS,)
+            assert list(np.flatnonzero(m)) == (legal if seat == g.current else [])
+        assert np.array_equal(encode_observation(g, g.current, legal), encode_observation(g, g.current))
+
+
+def test_mask_of_is_a_fresh_writable_int8_array():
+    m = mask_of([3, 7, 700])
+    assert m.dtype == np.int8 and m.shape == (NUM_ACTIONS,) and m.flags.writeable
+    assert list(np.flatnonzero(m)) == [3, 7, 700]
+    m2 = mask_of([3])
+    m2[5] = 1
+    assert m[5] == 0
+
+
+def test_clone_is_independent_and_equal():
+    for i, (g, legal, rng) in enumerate(_play_states("pagat", games=1, seed=3)):
+        if i % 50:
+            continue
+        c = g.clone()
+        assert c.state_dict() == g.state_dict()
+        a = legal[0]
+        c.step(a)
+        assert g.legal_actions() == legal        # the original did not move
+
+
+# ----------------------------------------------------------------------------- wrapped env plumbing
+def test_wrapped_env_keeps_pettingzoo_wrapper_behaviour():
+    from pettingzoo.utils import wrappers
+    e = handfoot_v0.env()
+    assert isinstance(e, wrappers.OrderEnforcingWrapper)
+    assert isinstance(e.env, wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(e.env.env, wrappers.TerminateIllegalWrapper)
+    assert str(e) == "handfoot_v0"
+    for name in ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos"):
+        with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+            getattr(e, name)
+    e.reset(seed=5)
+    raw = e.unwrapped
+    assert e.agent_selection == raw.agent_selection and e.agents == raw.agents
+    assert e.terminations is raw.terminations and e.infos is raw.infos
+    assert e.action_space(e.agent_selection).contains(0) and not e.action_space("player_0").contains(NUM_ACTIONS)
+    assert e.action_space("player_0").contains(np.int64(1)) and not e.action_space("player_0").contains(1.5)
+    with pytest.raises(AssertionError, match="action space"):
+        e.step(NUM_ACTIONS + 3)
+
+
+def test_env_step_with_and_without_observe_and_numpy_actions():
+    """step() after observe() uses the listed legal actions; without observe() it validates; same results."""
+    def run(observe_first: bool, as_numpy: bool):
+        e = handfoot_v0.raw_env()
+        e.reset(seed=8)
+        rng = random.Random(0)
+        trace = []
+        while not (e.terminations[e.agent_selection] or e.truncations[e.agent_selection]):
+            legal = e.game.legal_actions()
+            if observe_first:
+                e.observe(e.agent_selection)
+            a = rng.choice(legal)
+            e.step(np.int64(a) if as_numpy else a)
+            trace.append((a, dict(e._cumulative_rewards)))
+            if len(trace) > 600:
+                break
+        return trace, e.state_dict()
+    base = run(False, False)
+    assert run(True, False) == base
+    assert run(True, True) == base
+
+
+def test_env_step_rejects_illegal_even_after_observe():
+    e = handfoot_v0.raw_env()
+    e.reset(seed=2)
+    obs = e.observe(e.agent_selection)
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError):
+        e.step(illegal)
+    with pytest.raises(IllegalActionError):
+        e.step(True)
+
+
+# ----------------------------------------------------------------------------- batched runner
+def _drive(venv, steps, seed=0):
+    rng = np.random.default_rng(seed)
+    obs = venv.reset()
+    log = [obs.copy()]
+    episodes = []
+    for _ in range(steps):
+        masks = venv.action_masks()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, rew, dones, infos = venv.step(acts)
+        log += [obs.copy(), rew.copy(), dones.copy()]
+        episodes += [info["episode"] for info in infos if "episode" in info]
+    return log, episodes
+
+
+def test_batched_vecenv_shapes_masks_and_sb3_api():
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.vec_env import VecEnv
+    from experiments.batched import BatchedVecEnv
+    venv = BatchedVecEnv(n_envs=3, rules="pagat", seed=4)
+    assert isinstance(venv, VecEnv)
+    n_obs = observation_size(4, 2)
+    assert venv.observation_space.shape == (n_obs,) and venv.action_space.n == NUM_ACTIONS
+    obs = venv.reset()
+    assert obs.shape == (3, n_obs) and obs.dtype == np.float32
+    assert is_masking_supported(venv)
+    for _ in range(30):
+        masks = get_action_masks(venv)
+        assert masks.shape == (3, NUM_ACTIONS)
+        assert np.array_equal(masks, venv.action_masks())
+        for i, (g, seat) in enumerate(zip(venv.games, venv.seats)):
+            assert g.current == seat and g.phase != GAME_OVER        # the learner is to act
+            assert list(np.flatnonzero(masks[i])) == g.legal_actions()
+            assert np.array_equal(obs[i], encode_observation(g, seat))
+        acts = np.array([np.flatnonzero(m)[-1] for m in masks])
+        obs, rew, dones, infos = venv.step(acts)
+        assert rew.shape == (3,) and dones.shape == (3,) and len(infos) == 3
+    assert venv.get_attr("seat") == venv.seats
+    assert venv.env_method("legal_actions", indices=[0])[0] == venv.games[0].legal_actions()
+
+
+def test_batched_vecenv_episodes_finish_with_score_rewards():
+    from experiments.batched import BatchedVecEnv
+    venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=1)
+    rng = np.random.default_rng(0)
+    venv.reset()
+    returns = np.zeros(2)
+    finished = []
+    for _ in range(5000):
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks()])
+        obs, rew, dones, infos = venv.step(acts)
+        returns += rew
+        for i in np.flatnonzero(dones):
+            info = infos[i]
+            assert info["terminal_observation"].shape == (observation_size(4, 2),)
+            assert not info["TimeLimit.truncated"]
+            # round_score_diff rewards add up to the final score difference x 0.001
+            assert returns[i] == pytest.approx(info["score_diff"] * 0.001)
+            assert info["episode"]["r"] == pytest.approx(returns[i]) and info["episode"]["l"] > 0
+            finished.append(i)
+            returns[i] = 0.0
+        if len(finished) >= 3:
+            break
+    assert len(finished) >= 3
+
+
+def test_batched_vecenv_is_deterministic_with_a_seed():
+    from experiments.batched import BatchedVecEnv
+    a, ea = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
+    b, eb = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
+    assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert [(e["r"], e["l"]) for e in ea] == [(e["r"], e["l"]) for e in eb] and ea
+    c, _ = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=8, episode="round"), 5)
+    assert not np.array_equal(a[0], c[0])
+
+
+def test_batched_vecenv_opponent_callable_illegal_actions_and_game_win():
+    from experiments.batched import BatchedVecEnv
+    seen = []
+
+    def first_legal(game, seat, legal, rng):
+        seen.append(seat)
+        return legal[0]
+
+    venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=3, opponent=first_legal, learner_seats=[1],
+                         reward="game_win", episode="round")
+    venv.reset()
+    assert venv.seats == [1, 1] and seen and 1 not in seen
+    bad = np.array([int(np.flatnonzero(m == 0)[0]) for m in venv.action_masks()])
+    with pytest.raises(IllegalActionError):
+        venv.step(bad)
+    t = BatchedVecEnv(n_envs=1, rules="pagat", seed=3, illegal="terminate")
+    t.reset()
+    obs, rew, dones, infos = t.step(np.array([int(np.flatnonzero(t.action_masks()[0] == 0)[0])]))
+    assert rew[0] == -1.0 and dones[0] and infos[0]["illegal_action"]
+    # game_win: +1/-1/0 at the end of the (single-round) episode only
+    rng = np.random.default_rng(1)
+    for _ in range(3000):
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks()])
+        obs, rew, dones, infos = venv.step(acts)
+        assert all(r == 0.0 for r, d in zip(rew, dones) if not d)
+        if dones.any():
+            assert set(rew[dones]) <= {-1.0, 0.0, 1.0}
+            break
+    else:
+        pytest.fail("no episode finished")
+
+
+def test_batched_vecenv_trains_with_maskable_ppo():
+    from sb3_contrib import MaskablePPO
+    from experiments.batched import BatchedVecEnv
+    venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, seed=0,
+                        policy_kwargs={"net_arch": [16]}, device="cpu")
+    model.learn(total_timesteps=32)
+    obs = venv.reset()
+    act, _ = model.predict(obs, action_masks=venv.action_masks(), deterministic=True)
+    assert all(venv.action_masks()[i][a] for i, a in enumerate(act))
