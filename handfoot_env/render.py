@@ -38,7 +38,7 @@ def render_text(game: Game, viewer: Optional[int] = None) -> str:
         lines.append(f"Team {t} ({members}) {state}; red threes {game.red3[t]}; books clean {bc[0]}, dirty {bc[1]}, "
                      f"wild {bc[2]}; on table {table_points(game, t)}")
         books = [f"{_meld_str(s, n, tw, j)} {_book_kind(s, tw, j)} book" for s, n, tw, j in game.books[t]]
-        melds = [f"{_meld_str(s, n, tw, j)} {'clean' if tw + j == 0 and s != WILD_SLOT else 'wild' if s == WILD_SLOT else 'dirty'}"
+        melds = [f"{_meld_str(s, n, tw, j)} {_book_kind(s, tw, j)}"
                  for s, (n, tw, j) in enumerate(game.melds[t]) if n + tw + j]
         lines.append("  books: " + (", ".join(books) if books else "-"))
         lines.append("  melds: " + (", ".join(melds) if melds else "-"))

@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+.venv/bin/python -m ruff check --quiet .
 .venv/bin/python -m pytest -n 2 "$@"
