@@ -809,16 +809,7 @@ def make_trainer(cfg: Any, run, resume=None, quiet: bool = False):
             write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
                                               "run": str(self.run), "backend": "rllib",
                                               "config": _config_dict(self.cfg)})
-            if path.exists():
-                shutil.rmtree(path)
-            os.replace(tmp, path)
-            if periodic:
-                ck = self.run / "checkpoints"
-                (ck / "latest.txt").write_text(path.name + "\n")
-                if self.cfg.keep_checkpoints > 0:
-                    olds = sorted(p for p in ck.iterdir() if p.is_dir() and p.name.startswith("step_"))
-                    for p in olds[:-self.cfg.keep_checkpoints]:
-                        shutil.rmtree(p)
+            self.commit_checkpoint(tmp, path, periodic)
 
         # -------------------------------------------------------- run
         def learn(self) -> None:

@@ -809,6 +809,10 @@ class Trainer:
             pickle.dump(self.snapshots, f)
         write_json(tmp / "trainer.json", {"num_timesteps": int(self.model.num_timesteps), "state": self.state,
                                           "run": str(self.run), "config": config_to_dict(self.cfg)})
+        self.commit_checkpoint(tmp, path, periodic)
+
+    def commit_checkpoint(self, tmp: Path, path: Path, periodic: bool) -> None:
+        """Move a checkpoint written to ``tmp`` into place; rotate the periodic ones."""
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
