@@ -562,7 +562,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         "seed": cfg.seed,
         "rules": rules.to_dict(),
         "method": ("duplicate deals, each played twice with sides swapped; 95% CIs are t-intervals over "
-                   "per-deal pair means"),
+                   "per-deal pair means (win rate: widened to the Wilson interval, one trial per deal)"),
         "versions": _versions(),
     }
     if k == 2:

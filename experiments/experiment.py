@@ -205,7 +205,8 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
             rs = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s["ratings"].items(), key=lambda kv: -kv[1]))
             L.append(f"Elo ({model}; Bradley-Terry on the round-robin, random = {ELO_ANCHOR:.0f}): {rs}.")
     L += ["", "Win rate counts a draw as half a win; ADP is the average point difference per game (trained "
-          "policy minus opponent).  CIs are t-intervals over per-deal pair means (experiments.evaluate).  "
+          "policy minus opponent).  CIs are t-intervals over per-deal pair means, the win rate's widened to "
+          "the Wilson interval (experiments.evaluate).  "
           "The trained policy plays greedily (argmax over the legal actions).", ""]
     L += ["## Learning curve", "", "![learning curve](learning_curve.png)", ""]
     for model, s in evals.items():
