@@ -313,6 +313,9 @@ class Game:
         self.book_counts = [[0, 0, 0] for _ in range(t)]
         self.red3 = [0] * t
         self.opened = [False] * t
+        # per team, the observation's cached table block (handfoot_env.observation); every
+        # change to a team's melds, books, red threes or opening resets its entry to None
+        self.table_cache: List[Optional[tuple]] = [None] * t
         self.played_foot = [False] * n
         self.prov = [0] * NUM_KINDS          # cards melded from hand while unopened (cancellable)
         self.prov_value = 0                  # card value of the unopened team's melds
@@ -714,6 +717,7 @@ class Game:
         elif a == LAY_RED_THREE:
             hand[RED3] -= 1
             self.red3[self.team_of[p]] += 1
+            self.table_cache[self.team_of[p]] = None
             if self.stock:
                 hand[self.stock.pop()] += 1
             if not any(hand) and self.feet[p] is not None:
@@ -738,6 +742,7 @@ class Game:
         self._settle()
 
     def _add_to_meld(self, team: int, s: int, n: int, t: int, j: int) -> None:
+        self.table_cache[team] = None
         m = self.melds[team][s]
         m[0] += n
         m[1] += t
@@ -773,6 +778,7 @@ class Game:
     def _open(self, p: int) -> None:
         team = self.team_of[p]
         self.opened[team] = True
+        self.table_cache[team] = None
         hand = self.hands[p]
         for k in range(NUM_KINDS):
             hand[k] += self.pending[k]
@@ -842,6 +848,7 @@ class Game:
         self.melds[team] = [[0, 0, 0] for _ in range(NUM_SLOTS)]
         self.books[team] = []
         self.book_counts[team] = [0, 0, 0]
+        self.table_cache[team] = None
         self.prov_value = 0
         if self.forced is not None:
             s, n, t, j = self.forced
@@ -963,6 +970,7 @@ class Game:
         d["book_counts"] = [b[:] for b in self.book_counts]
         d["red3"] = self.red3[:]
         d["opened"] = self.opened[:]
+        d["table_cache"] = self.table_cache[:]          # entries are immutable tuples
         d["played_foot"] = self.played_foot[:]
         d["prov"] = self.prov[:]
         d["pending"] = self.pending[:]

@@ -135,20 +135,26 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     melds, book_counts, red3, opened_l, books = game.melds, game.book_counts, game.red3, game.opened, game.books
     cb, db, wb, rb = r.clean_book, r.dirty_book, r.wild_book, r.red_three_bonus
     points = []                     # table_points() of each team, summed on the way
+    cache = game.table_cache        # (block, points) per team, reset by the engine on every change
     for ot in range(nt):
         t = (team + ot) % nt
-        pts = 0
-        for m, sv in zip(melds[t], _SLOT_VALUES):
-            v.extend(m)
-            if m[0] or m[1] or m[2]:
-                pts += m[0] * sv + 20 * m[1] + 50 * m[2]
-        for s, bn, bt, bj in books[t]:
-            pts += bn * _SLOT_VALUES[s] + 20 * bt + 50 * bj
-        c = book_counts[t]
-        v.extend(c)
-        v.append(red3[t])
-        v.append(1.0 if opened_l[t] else 0.0)
-        points.append(pts + c[0] * cb + c[1] * db + c[2] * wb + red3[t] * rb)
+        entry = cache[t]
+        if entry is None:
+            block: List[float] = []
+            pts = 0
+            for m, sv in zip(melds[t], _SLOT_VALUES):
+                block.extend(m)
+                if m[0] or m[1] or m[2]:
+                    pts += m[0] * sv + 20 * m[1] + 50 * m[2]
+            for s, bn, bt, bj in books[t]:
+                pts += bn * _SLOT_VALUES[s] + 20 * bt + 50 * bj
+            c = book_counts[t]
+            block.extend(c)
+            block.append(red3[t])
+            block.append(1.0 if opened_l[t] else 0.0)
+            entry = cache[t] = (tuple(block), pts + c[0] * cb + c[1] * db + c[2] * wb + red3[t] * rb)
+        v.extend(entry[0])
+        points.append(entry[1])
     disc = game.discard
     nd = len(disc)
     phase = game.phase

@@ -366,3 +366,21 @@ def test_batched_vecenv_trains_with_maskable_ppo():
     obs = venv.reset()
     act, _ = model.predict(obs, action_masks=venv.action_masks(), deterministic=True)
     assert all(venv.action_masks()[i][a] for i, a in enumerate(act))
+
+
+def test_cached_table_blocks_stay_right_across_clones():
+    """The per-team observation cache is reset by every table change, also in a diverging clone."""
+    rng = random.Random(3)
+    g = Game("pagat")
+    g.reset(seed=5)
+    checked = 0
+    while not g.game_over and checked < 300:
+        encode_observation(g, 0)                       # fill the cache
+        c = g.clone()
+        for game in (g, c):                            # play the two copies apart
+            if not game.game_over:
+                game.step(rng.choice(game.legal_actions()))
+            for seat in range(game.n):
+                assert np.array_equal(encode_observation(game, seat), _reference_encoding(game, seat))
+        checked += 1
+    assert checked == 300
