@@ -783,16 +783,7 @@ def make_trainer(cfg: Any, run, resume=None, quiet: bool = False):
             if it > 0 and it % cfg.snapshots.every_updates == 0 and it not in self.state.get("snapshot_updates", []):
                 self.snapshot()
                 self.scalar("selfplay/snapshots", min(len(self.state["snapshot_updates"]), cfg.snapshots.keep), steps)
-            ne = self.state["next_eval"]
-            if ne is not None and steps >= ne:
-                self.evaluate(steps)
-                while self.state["next_eval"] <= steps:
-                    self.state["next_eval"] += cfg.evaluation.every_timesteps
-            nc = self.state["next_checkpoint"]
-            if nc is not None and steps >= nc:
-                self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
-                while self.state["next_checkpoint"] <= steps:
-                    self.state["next_checkpoint"] += cfg.checkpoint_every
+            self.run_schedules(steps)
 
         # -------------------------------------------------------- checkpoints
         def checkpoint(self, path, periodic: bool) -> None:

@@ -722,6 +722,12 @@ class Trainer:
             self.state["snapshot_updates"] = self.state["snapshot_updates"][-cfg.snapshots.keep:]
             changed = True
             self.scalar("selfplay/snapshots", len(self.snapshots), steps)
+        self.run_schedules(steps)
+        self.sync(snapshots=changed)
+
+    def run_schedules(self, steps: int) -> None:
+        """The periodic evaluation and checkpoint whose step has come (shared with the RLlib trainer)."""
+        cfg = self.cfg
         ne = self.state["next_eval"]
         if ne is not None and steps >= ne:
             self.evaluate(steps)
@@ -732,7 +738,6 @@ class Trainer:
             self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
             while self.state["next_checkpoint"] <= steps:
                 self.state["next_checkpoint"] += cfg.checkpoint_every
-        self.sync(snapshots=changed)
 
     def record_update(self) -> None:
         """The losses of the update that just ran (SB3's ``train/*`` values) into metrics.jsonl."""
