@@ -147,15 +147,10 @@ class EvalConfig:
 
 def load_config(path: Union[str, Path]) -> EvalConfig:
     """Read an evaluation YAML config; :class:`EvalConfigError` naming the bad field."""
-    import yaml
+    from handfoot_env.config import read_yaml
 
     p = Path(path)
-    if not p.is_file():
-        raise EvalConfigError(f"config file {str(p)!r} does not exist")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise EvalConfigError(f"{p}: not valid YAML: {e}") from None
+    data = read_yaml(p, EvalConfigError, "config file")
     if data is None:
         data = {}
     if not isinstance(data, dict):

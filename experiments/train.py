@@ -79,6 +79,7 @@ import numpy as np
 import yaml
 
 from agents.policy import ACTOR_FILE, save_actor
+from handfoot_env.config import read_yaml as read_yaml_file
 
 # =========================================================================== config
 
@@ -389,13 +390,7 @@ def config_from_dict(cls: Any, data: Optional[Dict[str, Any]]) -> Any:
 
 
 def read_yaml(path: Union[str, Path]) -> Dict[str, Any]:
-    p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"config file {str(p)!r} does not exist")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: not valid YAML: {e}") from None
+    data = read_yaml_file(path, ConfigError, "config file")
     return data if data is not None else {}
 
 

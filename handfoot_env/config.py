@@ -205,17 +205,21 @@ def _check_preset(name: str) -> str:
     return name
 
 
-def load_yaml(path: Union[str, Path]) -> RuleConfig:
+def read_yaml(path: Union[str, Path], error: type = RuleConfigError, what: str = "rule file") -> Any:
+    """The parsed content of a YAML file (``None`` when empty); ``error`` names a missing or bad file."""
     import yaml
 
     p = Path(path)
     if not p.is_file():
-        raise RuleConfigError(f"rule file {str(p)!r} does not exist")
+        raise error(f"{what} {str(p)!r} does not exist")
     try:
-        data = yaml.safe_load(p.read_text())
+        return yaml.safe_load(p.read_text())
     except yaml.YAMLError as e:
-        raise RuleConfigError(f"{p}: not valid YAML: {e}") from None
-    return _from_mapping(data or {}, str(p))
+        raise error(f"{p}: not valid YAML: {e}") from None
+
+
+def load_yaml(path: Union[str, Path]) -> RuleConfig:
+    return _from_mapping(read_yaml(path) or {}, str(path))
 
 
 def load_rules(rules: RulesLike = None, **overrides: Any) -> RuleConfig:
