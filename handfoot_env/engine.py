@@ -496,11 +496,40 @@ class Game:
             return None
         # unopened: the top card, the pair and melds from the hand must reach the minimum
         value3 = 3 * VALUES[top]
+        need = self.minimum - value3
+        if need <= 0:
+            return None
         h2 = hand[:]
         h2[top] -= 2
+        avail = size - 2 - (2 if in_foot else 0)
+        # cheap exact shortcuts before the dynamic program: a lower bound (whole groups of 3-7
+        # naturals, and up to four more of the pickup's rank) and an upper bound (the best
+        # ``avail`` card values in hand)
+        low, used = 0, 0
+        for r in range(NUM_RANKS - 1, -1, -1):
+            k = h2[r]
+            if r == slot:
+                k = k if k < 4 else 4
+            elif k < 3 or k > 7:
+                continue
+            if k and used + k <= avail:
+                used += k
+                low += k * VALUES[r]
+        if low >= need:
+            return None
+        high = 0
+        left = avail
+        for k in (JOKER, TWO, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, BLACK3):
+            c = h2[k] if h2[k] < left else left
+            high += c * VALUES[k]
+            left -= c
+            if not left:
+                break
+        if high < need:
+            return (f"the team has not opened and the pickup meld plus melds from hand cannot reach "
+                    f"the minimum of {self.minimum}")
         slots = [[0, 0, 0] for _ in range(NUM_SLOTS)]
         slots[slot] = [3, 0, 0] if not wild else [0, 3 if top == TWO else 0, 3 if top == JOKER else 0]
-        avail = size - 2 - (2 if in_foot else 0)
         if value3 + max_meld_value(h2, slots, self.rules, avail) < self.minimum:
             return (f"the team has not opened and the pickup meld plus melds from hand cannot reach "
                     f"the minimum of {self.minimum}")

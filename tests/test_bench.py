@@ -384,3 +384,36 @@ def test_cached_table_blocks_stay_right_across_clones():
                 assert np.array_equal(encode_observation(game, seat), _reference_encoding(game, seat))
         checked += 1
     assert checked == 300
+
+
+def test_pickup_shortcuts_agree_with_the_dynamic_program():
+    """The unopened pickup check's cheap bounds give the same answer as max_meld_value alone."""
+    from handfoot_env.cards import BLACK3, JOKER, NUM_RANKS, NUM_SLOTS, RED3, TWO, VALUES, WILD_SLOT
+    from handfoot_env.engine import DRAW_PHASE, max_meld_value
+
+    def dp_only(g, p):
+        hand, top = g.hands[p], g.discard[-1]
+        wild = top >= NUM_RANKS
+        h2 = hand[:]
+        h2[top] -= 2
+        slots = [[0, 0, 0] for _ in range(NUM_SLOTS)]
+        slots[WILD_SLOT if wild else top] = [3, 0, 0] if not wild else [0, 3 * (top == TWO), 3 * (top == JOKER)]
+        avail = sum(hand) - 2 - (2 if g.feet[p] is None else 0)
+        return 3 * VALUES[top] + max_meld_value(h2, slots, g.rules, avail) >= g.minimum
+
+    checked = 0
+    for preset in ("pagat", "bicycle"):
+        for seed in range(12):
+            g = Game(preset)
+            g.reset(seed=seed, round=1 + seed % 4)
+            rng = random.Random(seed)
+            while not g.game_over:
+                p = g.current
+                top = g.discard[-1] if g.discard else RED3
+                if (g.phase == DRAW_PHASE and not g.hands[p][RED3] and top not in (RED3, BLACK3)
+                        and g.hands[p][top] >= 2 and not g.opened[g.team_of[p]]
+                        and (top < NUM_RANKS or g.rules.wild_melds)):
+                    assert (g._pickup_reason(p) is None) == dp_only(g, p)
+                    checked += 1
+                g.step(rng.choice(g.legal_actions()))
+    assert checked > 100
