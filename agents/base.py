@@ -47,5 +47,12 @@ class Agent:
     def act(self, observation: Optional[Any], view: SeatView) -> int:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def forced(self, view: SeatView) -> Optional[int]:
+        """The action when there is no choice (one legal action), else ``None``; an error if none."""
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError(f"{self.name}: seat {view.seat} is not to act")
+        return legal[0] if len(legal) == 1 else None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(seed={self.seed})"

@@ -185,11 +185,10 @@ class StrategicAgent(Agent):
 
     # ------------------------------------------------------------ entry
     def act(self, observation, view: SeatView) -> int:
+        only = self.forced(view)
+        if only is not None:
+            return only
         legal = view.legal_actions
-        if not legal:
-            raise ValueError(f"{self.name}: seat {view.seat} is not to act")
-        if len(legal) == 1:
-            return legal[0]
         if view.phase == ANSWER_PHASE:
             return self._answer(view)
         if LAY_RED_THREE in legal:

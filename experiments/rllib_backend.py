@@ -834,29 +834,11 @@ def make_trainer(cfg: Any, run, resume=None, quiet: bool = False):
                     self.bar = None
 
         def finish(self) -> Dict[str, Any]:
-            import shutil
-
-            from experiments.train import plot_learning_curve, write_json
-            cfg = self.cfg
             steps = self.timesteps
-            if self.state["next_eval"] is not None and steps >= self.state["next_eval"]:
-                self.evaluate(steps)
-                self.state["next_eval"] = steps + cfg.evaluation.every_timesteps
-            self.checkpoint(self.run / "final", periodic=False)
-            if self.state.get("best_score") is None:
-                if (self.run / "best").exists():
-                    shutil.rmtree(self.run / "best")
-                shutil.copytree(self.run / "final", self.run / "best")
-            final = None
-            if cfg.evaluation.final_deals > 0:
-                final = self.evaluate(steps, deals=cfg.evaluation.final_deals, final=True)
-                write_json(self.run / "final_eval.json", final)
-            if self.writer is not None:
-                self.writer.flush()
-            plot_learning_curve(self.run)
-            return {"run": str(self.run), "timesteps": steps, "final_eval": final,
-                    "best_step": self.state.get("best_step"), "best_score": self.state.get("best_score"),
-                    "iterations": self.state["iterations"], "env_steps": self.state["env_steps"]}
+            self.evaluate_if_due(steps)
+            out = self.finish_run(steps)
+            out.update(iterations=self.state["iterations"], env_steps=self.state["env_steps"])
+            return out
 
         def close(self) -> None:
             try:

@@ -723,11 +723,7 @@ class Trainer:
     def run_schedules(self, steps: int) -> None:
         """The periodic evaluation and checkpoint whose step has come (shared with the RLlib trainer)."""
         cfg = self.cfg
-        ne = self.state["next_eval"]
-        if ne is not None and steps >= ne:
-            self.evaluate(steps)
-            while self.state["next_eval"] <= steps:
-                self.state["next_eval"] += cfg.evaluation.every_timesteps
+        self.evaluate_if_due(steps)
         nc = self.state["next_checkpoint"]
         if nc is not None and steps >= nc:
             self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
@@ -870,14 +866,23 @@ class Trainer:
         steps = self.model.num_timesteps
         self.record_update()
         # the last update has not been seen by on_rollout_start: evaluate it here
-        if self.state["next_eval"] is not None and steps >= self.state["next_eval"]:
-            self.evaluate(steps)
-            while self.state["next_eval"] <= steps:
-                self.state["next_eval"] += cfg.evaluation.every_timesteps
+        self.evaluate_if_due(steps)
         if self.state["next_checkpoint"] is not None and steps >= self.state["next_checkpoint"]:
             while self.state["next_checkpoint"] <= steps:
                 self.state["next_checkpoint"] += cfg.checkpoint_every
             self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
+        return self.finish_run(steps)
+
+    def evaluate_if_due(self, steps: int) -> None:
+        """The periodic evaluation, when its step has come."""
+        if self.state["next_eval"] is not None and steps >= self.state["next_eval"]:
+            self.evaluate(steps)
+            while self.state["next_eval"] <= steps:
+                self.state["next_eval"] += self.cfg.evaluation.every_timesteps
+
+    def finish_run(self, steps: int) -> Dict[str, Any]:
+        """Final checkpoint, best model, final evaluation and learning curve (both backends)."""
+        cfg = self.cfg
         self.checkpoint(self.run / "final", periodic=False)
         if self.state.get("best_score") is None:     # no evaluation during training: final is best
             if (self.run / "best").exists():
