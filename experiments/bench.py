@@ -226,11 +226,9 @@ def bench_engine(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def bench_aec(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
-    import numpy as np
     from handfoot_env import handfoot_v0
     env = handfoot_v0.env(rules=preset)
     rng = random.Random(cfg["seed"])
-    flatnonzero = np.flatnonzero
 
     def play(seed: int):
         env.reset(seed=seed)
@@ -241,7 +239,7 @@ def bench_aec(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
             if term or trunc:
                 env.step(None)
                 continue
-            legal = flatnonzero(obs["action_mask"])
+            legal = obs["action_mask"].nonzero()[0]
             env.step(int(legal[rr(len(legal))]))
             n += 1
         return n, n
@@ -255,14 +253,13 @@ def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
     n_envs = int(cfg["vecenv"]["n_envs"])
     venv = BatchedVecEnv(n_envs=n_envs, rules=preset, seed=cfg["seed"])
     rng = random.Random(cfg["seed"])
-    flatnonzero = np.flatnonzero
     actions = np.zeros(n_envs, dtype=np.int64)
 
     def step() -> None:
         masks = venv.action_masks()
         rr = rng.randrange
         for i in range(n_envs):
-            legal = flatnonzero(masks[i])
+            legal = masks[i].nonzero()[0]
             actions[i] = legal[rr(len(legal))]
         venv.step(actions)
 

@@ -92,23 +92,30 @@ def _structural_melds(slot: int, hn: int, ht: int, hj: int, n0: int, t0: int, j0
 
 
 @lru_cache(maxsize=None)
+def _structural_ids(slot: int, hn: int, ht: int, hj: int, n0: int, t0: int, j0: int,
+                    double: bool) -> Tuple[tuple, Tuple[int, ...]]:
+    """``_structural_melds`` with the tuple of their action ids (for the hot path).
+
+    Computed from slot 0 with the ids shifted (every natural slot has the same
+    meld table) and hand counts capped at the meld's room (more change nothing),
+    so that its many keys share few ``_structural_melds`` computations.
+    """
+    if slot == WILD_SLOT:
+        cand = _structural_melds(slot, hn, ht, hj, n0, t0, j0, double)
+    else:
+        room = BOOK_SIZE - n0 - t0 - j0
+        base = _structural_melds(0, min(hn, room), min(ht, room), min(hj, room), n0, t0, j0, double)
+        shift = MELDS_BY_SLOT[slot][0][0] - MELDS_BY_SLOT[0][0][0]
+        cand = tuple((aid + shift, n, t, j, book) for aid, n, t, j, book in base)
+    return cand, tuple(c[0] for c in cand)
+
+
+@lru_cache(maxsize=None)
 def _fresh_meld_table(double: bool) -> list:
-    """``_structural_melds`` for an empty natural meld as a table ``[slot][hn][ht][hj]``
+    """``_structural_melds`` for an empty natural meld as a table ``[ht][hj][slot][hn]``
     of (candidates, their ids), hn capped at 7 and ht, hj at 3 (the hot path's lookup)."""
-    table = []
-    for s in range(NUM_RANKS):
-        by_n = []
-        for hn in range(8):
-            by_t = []
-            for ht in range(4):
-                by_j = []
-                for hj in range(4):
-                    cand = _structural_melds(s, hn, ht, hj, 0, 0, 0, double)
-                    by_j.append((cand, tuple(c[0] for c in cand)))
-                by_t.append(by_j)
-            by_n.append(by_t)
-        table.append(by_n)
-    return table
+    return [[[[_structural_ids(s, hn, ht, hj, 0, 0, 0, double) for hn in range(8)]
+              for s in range(NUM_RANKS)] for hj in range(4)] for ht in range(4)]
 
 
 @lru_cache(maxsize=None)
@@ -161,6 +168,85 @@ def _wild_meld_options(w_hand: int, w0: int) -> Tuple[int, ...]:
 
     rec(0, w0, 0)
     return tuple(sorted(res))
+
+
+# natural ranks, highest card value first
+_RANKS_BY_VALUE = (10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+
+
+def _opening_bounds(hand: Sequence[int], sizes: Sequence[int], wild_melds: bool, max_cards: int,
+                    need: int) -> Optional[bool]:
+    """Cheap exact answer to ``max_meld_value(hand, slots, rules, max_cards) >= need``, if any.
+
+    ``sizes`` are the card counts of the unfinished melds in ``slots``, each 0 or
+    at least 3 (true for an unopened team: only an opened team's pickup overflow
+    is shorter; otherwise None).  Returns False when an upper bound on the value
+    stays under ``need``, True when melds that the dynamic program certainly
+    considers reach it, None when only the program can tell.
+    """
+    if sizes[WILD_SLOT] in (1, 2):
+        return None
+    wilds = hand[TWO] + hand[JOKER]
+    # Upper bound: the best ``max_cards`` card values among the cards that could be melded.
+    # Not meldable: threes, a single natural of a rank without an unfinished meld, and a
+    # pair of such a rank without a wild (a new meld of two naturals needs exactly one
+    # wild, so at most ``wilds`` such pairs).
+    counts = [0, 0, 0, 0]                  # cards of value 5, 10, 20 (aces) and pairs' ranks
+    pairs: List[int] = []
+    for r in _RANKS_BY_VALUE:
+        sz = sizes[r]
+        if sz in (1, 2):
+            return None
+        k = hand[r]
+        if sz or k >= 3:
+            counts[VALUES[r] // 10] += k
+        elif k == 2 and len(pairs) < wilds:
+            pairs.append(VALUES[r])
+    for v in pairs:
+        counts[v // 10] += 2
+    high, left = 0, max_cards
+    for c, v in ((hand[JOKER], 50), (hand[TWO] + counts[2], 20), (counts[1], 10), (counts[0], 5)):
+        if left <= 0:
+            break
+        if c > left:
+            c = left
+        high += c * v
+        left -= c
+    if high < need:
+        return False
+    # Lower bound from options that _rank_options and _wild_meld_options certainly list
+    # (all unfinished melds being legal): the biggest wild meld addition, then per rank
+    # naturals only (onto the unfinished meld up to a book, which naturals never make
+    # illegal, or a new meld of 3-7; after a book a new meld of 3-7), then new melds of a
+    # pair and one wild.  The program counts wilds by the best ones, jokers first.
+    budget, nat, used_w = max_cards, 0, 0
+    if wild_melds and wilds:
+        used_w = max(o for o in _wild_meld_options(wilds, sizes[WILD_SLOT]) if o <= budget)  # 0 is one
+        budget -= used_w
+    for r in _RANKS_BY_VALUE:
+        k = hand[r]
+        if not k or budget <= 0:
+            continue
+        sz = sizes[r]
+        room = BOOK_SIZE - sz
+        c = min(k, room, budget)
+        if not sz and c < 3:
+            continue
+        if c == room:                       # a book: a new meld may follow
+            rest = min(k - c, BOOK_SIZE, budget - c)
+            if rest >= 3:
+                c += rest
+        nat += c * VALUES[r]
+        budget -= c
+    for r in _RANKS_BY_VALUE:
+        if used_w >= wilds or budget < 3:
+            break
+        if hand[r] == 2 and not sizes[r]:
+            nat += 2 * VALUES[r]
+            used_w += 1
+            budget -= 3
+    jokers = hand[JOKER] if hand[JOKER] < used_w else used_w
+    return True if nat + 50 * jokers + 20 * (used_w - jokers) >= need else None
 
 
 def max_meld_value(hand: Sequence[int], slots: Sequence[Sequence[int]], rules: RuleConfig,
@@ -307,6 +393,9 @@ class Game:
             up = stock.pop()
         self.stock = stock
         self.discard = [up]
+        # the observation's cached pile block (handfoot_env.observation), keyed by the pile's length
+        # and identity; a pickup (which may shorten the pile) resets it to None
+        self.pile_cache: Optional[tuple] = None
         t = self.num_teams
         self.melds = [[[0, 0, 0] for _ in range(NUM_SLOTS)] for _ in range(t)]
         self.books: List[List[Tuple[int, int, int, int]]] = [[] for _ in range(t)]
@@ -393,69 +482,83 @@ class Game:
             out = []
             if len(self.stock) >= 2:
                 out.append(DRAW)
-            if self._pickup_reason(p) is None:
+            pile = self.discard
+            # cheap necessary condition first: two cards matching the top card in hand
+            if pile and hand[pile[-1]] >= 2 and self._pickup_reason(p) is None:
                 out.append(PICKUP)
             return out
         out = []
         team = self.team_of[p]
-        if self._cancel_reason(p) is None:
+        opened = self.opened[team]
+        in_foot = self.feet[p] is None
+        # cheap necessary conditions first: cancelling needs an unopened team, asking an
+        # opened one and a player in the foot
+        if not opened and self._cancel_reason(p) is None:
             out.append(CANCEL_MELDS)
-        if self._ask_reason(p) is None:
+        if opened and in_foot and self._ask_reason(p) is None:
             out.append(ASK_GO_OUT)
-        if not (self.incomplete >= 0 or (not self.opened[team] and (self.prov_value or self.forced))):
-            size = sum(hand)
-            if size > 1 or self.feet[p] is not None or (self.may_go_out(p) and self.books_ok(team)):
-                for k in DISCARD_KINDS:
-                    if hand[k]:
-                        out.append(DISCARD_ACTION[k])
-        out.extend(self._legal_melds(p))
+        if self.incomplete < 0 and (opened or not (self.prov_value or self.forced)):
+            if not in_foot or sum(hand) > 1 or (self.may_go_out(p) and self.books_ok(team)):
+                # DISCARD_ACTION[RED3] is -1, but there is no red three in hand here
+                out += [a for c, a in zip(hand, DISCARD_ACTION) if c]
+        self._add_legal_melds(p, out)
         return out
 
     def _legal_melds(self, p: int) -> List[int]:
+        """The legal meld actions, in id order."""
+        out: List[int] = []
+        self._add_legal_melds(p, out)
+        return out
+
+    def _add_legal_melds(self, p: int, out: List[int]) -> None:
+        """Append the legal meld actions to ``out``: slot by slot, each slot's in id order,
+        so that ``out`` stays sorted."""
         hand = self.hands[p]
         team = self.team_of[p]
         slots = self.melds[team]
-        ht, hj = hand[TWO], hand[JOKER]
-        out: List[int] = []
-        ctx = self._meld_context(p)
         double = self._double
+        ht, hj = hand[TWO], hand[JOKER]
+        ht3 = ht if ht < 3 else 3
+        hj3 = hj if hj < 3 else 3
+        struct = _structural_ids
         # Fast path (keep in step with _meld_post_reason): with the team opened
         # and no pickup meld pending, the only post check is the foot's last two
         # cards, so outside the foot every structural meld is legal, and in the
-        # foot every one that leaves at least two cards.
-        simple = ctx[3] and self.incomplete < 0
-        all_ok = simple and not ctx[2]
-        size = ctx[1]
-        ht3 = ht if ht < 3 else 3
-        hj3 = hj if hj < 3 else 3
-        fresh = _fresh_meld_table(double)
-        post = self._meld_post_reason
-        for s in range(NUM_SLOTS):
-            if s == WILD_SLOT:
-                if not self.rules.wild_melds or ht + hj == 0:
-                    continue
-                cand = _structural_melds(s, 0, ht if ht < 7 else 7, hj if hj < 7 else 7, *slots[s], double)
-                ids = None
-            else:
-                hn = hand[s]
-                n0, t0, j0 = slots[s]
-                if hn == 0 and n0 == 0:
-                    continue
-                if n0 == 0 and t0 == 0 and j0 == 0:
-                    cand, ids = fresh[s][hn if hn < 7 else 7][ht3][hj3]
-                else:
-                    cand = _structural_melds(s, hn if hn < 7 else 7, ht3, hj3, n0, t0, j0, double)
-                    ids = None
-            if all_ok:
-                out.extend(ids if ids is not None else [c[0] for c in cand])
+        # foot every one that leaves at least two cards (_add_checked).
+        all_ok = self.opened[team] and self.incomplete < 0 and self.feet[p] is not None
+        ctx = None if all_ok else self._meld_context(p)
+        # natural slots: fresh[slot][naturals in hand, capped at 7] for an empty meld
+        fresh = _fresh_meld_table(double)[ht3][hj3]
+        for s, hn, (n0, t0, j0), fresh_s in zip(range(NUM_RANKS), hand, slots, fresh):
+            if n0:
+                cand, ids = struct(s, hn if hn < 7 else 7, ht3, hj3, n0, t0, j0, double)
+            elif not hn:
                 continue
-            for aid, n, t, j, book in cand:
-                if simple and size - n - t - j >= 2:
-                    out.append(aid)
-                elif post(p, ctx, s, n, t, j, book) is None:
-                    out.append(aid)
-        out.sort()
-        return out
+            elif t0 or j0:
+                cand, ids = struct(s, hn if hn < 7 else 7, ht3, hj3, n0, t0, j0, double)
+            else:
+                cand, ids = fresh_s[hn if hn < 7 else 7]
+            if all_ok:
+                out += ids
+            else:
+                self._add_checked(p, ctx, s, cand, out)
+        if self.rules.wild_melds and (ht or hj):
+            cand, ids = struct(WILD_SLOT, 0, ht if ht < 7 else 7, hj if hj < 7 else 7, *slots[WILD_SLOT], double)
+            if all_ok:
+                out += ids
+            else:
+                self._add_checked(p, ctx, WILD_SLOT, cand, out)
+
+    def _add_checked(self, p: int, ctx, s: int, cand, out: List[int]) -> None:
+        """Append the structural candidates ``cand`` of slot ``s`` that pass the post checks."""
+        simple = ctx[3] and self.incomplete < 0
+        size = ctx[1]
+        post = self._meld_post_reason
+        for aid, n, t, j, book in cand:
+            if simple and size - n - t - j >= 2:
+                out.append(aid)
+            elif post(p, ctx, s, n, t, j, book) is None:
+                out.append(aid)
 
     # ------------------------------------------------------------ legality
     def _pickup_reason(self, p: int) -> Optional[str]:
@@ -578,8 +681,7 @@ class Game:
 
     def _meld_context(self, p: int):
         team = self.team_of[p]
-        hand = self.hands[p]
-        size = sum(hand)
+        size = sum(self.hands[p])
         in_foot = self.feet[p] is None
         opened = self.opened[team]
         go_ok = self.may_go_out(p) if in_foot else False
@@ -623,12 +725,21 @@ class Game:
                         h2[s] -= n
                     h2[TWO] -= t
                     h2[JOKER] -= j
-                    slots = [list(x) for x in self.melds[team]]
-                    if book:
-                        slots[s] = [0, 0, 0]
-                    else:
-                        slots[s] = [slots[s][0] + n, slots[s][1] + t, slots[s][2] + j]
-                    if value + max_meld_value(h2, slots, self.rules, left - (2 if in_foot else 0)) < self.minimum:
+                    melds = self.melds[team]
+                    sizes = [a + b + c for a, b, c in melds]
+                    sizes[s] = 0 if book else sizes[s] + used
+                    max_cards = left - (2 if in_foot else 0)
+                    need = self.minimum - value
+                    # cheap bounds first; the dynamic program only when they cannot tell
+                    reach = _opening_bounds(h2, sizes, self.rules.wild_melds, max_cards, need)
+                    if reach is None:
+                        slots = [list(x) for x in melds]
+                        if book:
+                            slots[s] = [0, 0, 0]
+                        else:
+                            slots[s] = [slots[s][0] + n, slots[s][1] + t, slots[s][2] + j]
+                        reach = max_meld_value(h2, slots, self.rules, max_cards) >= need
+                    if not reach:
                         return f"the opening could no longer reach the minimum of {self.minimum}"
         if in_foot and left < 2:
             if not go_ok:
@@ -739,9 +850,16 @@ class Game:
         self.action_count += 1
         self.round_actions += 1
         hand = self.hands[p]
-        if a == DRAW:
-            for _ in range(2):
-                hand[self.stock.pop()] += 1
+        # the common actions first: melds (ids from MELD_BASE), discards, the draw
+        if a >= MELD_BASE:
+            s, n, t, j = MELD_SPECS[a - MELD_BASE]
+            self._apply_meld(p, s, n, t, j)
+        elif a >= DISCARD_BASE:
+            self._apply_discard(p, DISCARD_KINDS[a - DISCARD_BASE])
+        elif a == DRAW:
+            stock = self.stock
+            hand[stock.pop()] += 1
+            hand[stock.pop()] += 1
             self.phase = MELD_PHASE
         elif a == LAY_RED_THREE:
             hand[RED3] -= 1
@@ -763,11 +881,6 @@ class Game:
             self.permission = a == ANSWER_YES
             self.phase = MELD_PHASE
             self.current = self.turn_player
-        elif a < MELD_BASE:
-            self._apply_discard(p, DISCARD_KINDS[a - DISCARD_BASE])
-        else:
-            s, n, t, j = MELD_SPECS[a - MELD_BASE]
-            self._apply_meld(p, s, n, t, j)
         self._settle()
 
     def _add_to_meld(self, team: int, s: int, n: int, t: int, j: int) -> None:
@@ -840,6 +953,7 @@ class Game:
         else:
             taken = self.discard
             self.discard = []
+        self.pile_cache = None
         hand[top] -= 2
         slot = WILD_SLOT if top >= NUM_RANKS else top
         trio = (3, 0, 0) if slot != WILD_SLOT else ((0, 3, 0) if top == TWO else (0, 0, 3))
@@ -888,7 +1002,7 @@ class Game:
     def _apply_discard(self, p: int, kind: int) -> None:
         hand = self.hands[p]
         hand[kind] -= 1
-        self.discard.append(kind)
+        self.discard.append(kind)      # pile_cache: the observation sees the longer pile and adds the card
         in_foot = self.feet[p] is None
         if in_foot:
             self.played_foot[p] = True

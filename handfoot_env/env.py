@@ -76,6 +76,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
 from .config import RulesLike
@@ -138,7 +139,9 @@ class raw_env(AECEnv):
         self.action_names = ACTION_NAMES
         self._seed = None
         self._legal = None          # legal list computed by observe() for the agent to act ...
-        self._legal_key = None      # ... and the state it belongs to (step() skips re-validation)
+        self._legal_at = None       # ... and the state it belongs to: (game, seed, action count)
+        self._info_key = None       # (round, rounds finished) that the infos dicts show
+        self._rewarded = False      # rewards hold non-zero values from the last step
 
     # ------------------------------------------------------------ spaces
     def observation_space(self, agent: str):
@@ -160,7 +163,9 @@ class raw_env(AECEnv):
         self.game.reset(seed=seed, shoe=options.get("shoe"), round=options.get("round", 1),
                         scores=options.get("scores"))
         self._seed = self.game.seed
-        self._legal = self._legal_key = None
+        self._legal = self._legal_at = None
+        self._info_key = None
+        self._rewarded = False
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -172,17 +177,13 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _state_key(self):
-        g = self.game
-        return (id(g), g.seed, g.action_count, g.round, g.current, g.phase)
-
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         game = self.game
         if game.current == seat and game.phase != GAME_OVER:
             legal = game.legal_actions()
             self._legal = legal
-            self._legal_key = self._state_key()
+            self._legal_at = (game, game.seed, game.action_count)
             return {"observation": encode_observation(game, seat, legal), "action_mask": mask_of(legal)}
         return {"observation": encode_observation(game, seat), "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
 
@@ -210,23 +211,26 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         legal = self._legal
         self._legal = None
-        if (legal is not None and (type(action) is int or isinstance(action, np.integer))
-                and action in legal and self._legal_key == self._state_key()):
+        at = self._legal_at
+        if (legal is not None and (type(action) is int or isinstance(action, np.integer)) and action in legal
+                and at[0] is game and at[2] == game.action_count and at[1] == game.seed):
             game._apply(int(action))      # listed legal by observe() for this very state
         else:
             game.step(action)
-        for a in self.agents:
-            self.rewards[a] = 0.0
+        rewards = self.rewards
+        if self._rewarded:
+            for a in self.agents:
+                rewards[a] = 0.0
+            self._rewarded = False
         finished = len(game.round_scores)
-        rewarded = False            # all rewards stay 0.0 between round ends: nothing to accumulate
         if finished > self._rounds_seen:
             self._on_round_end(game.round_scores[-1])
             self._rounds_seen = finished
-            rewarded = True
+            self._rewarded = True
         done = game.phase == GAME_OVER or (self.episode == "round" and finished >= 1)
         if done and self.reward_mode == "game_win":
             self._game_win_rewards(final=game.phase == GAME_OVER)
-            rewarded = True
+            self._rewarded = True
         if done:
             for a in self.agents:
                 self.terminations[a] = True
@@ -235,10 +239,13 @@ class raw_env(AECEnv):
                 self.truncations[a] = True
         if not done:
             self.agent_selection = self.possible_agents[game.current]
-        if rewarded:
+        if self._rewarded:            # between round ends all rewards stay 0.0: nothing to accumulate
             self._accumulate_rewards()
-        for a in self.agents:
-            self.infos[a] = {"round": game.round, "rounds_finished": finished}
+        key = (game.round, finished)
+        if key != self._info_key:     # the infos change only when a round ends
+            self._info_key = key
+            for a in self.agents:
+                self.infos[a] = {"round": key[0], "rounds_finished": finished}
         if self.render_mode == "human":
             self.render()
 
@@ -284,12 +291,16 @@ class raw_env(AECEnv):
 
 
 # PettingZoo's wrappers reach the raw env's attributes through one ``__getattr__``
-# per layer, which cost more than the game itself per step.  The subclasses below
-# behave the same but read the attributes used every step straight from the raw env
-# and skip the pass-through layers on the common path (tests/test_bench.py).
+# per layer and call each other layer by layer, which costs more than the game
+# itself per step.  The subclasses below keep the three standard wrappers (and their
+# behaviour: tests/test_bench.py), read the attributes used every step straight from
+# the raw env, and let the outermost layer take the common case in one call:
+# a live agent plays an int action that its last observed mask allows.
 _HOT_ATTRS = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos",
               "_cumulative_rewards")
 _ORDER_CHECKED = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
+_INT_TYPES = frozenset((int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64,
+                        np.intp))
 
 
 def _forward(name: str, check_reset: bool) -> property:
@@ -315,21 +326,6 @@ class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
             self._prev_info = infos[selected] if selected in infos else {}
         return obs
 
-    def step(self, action) -> None:
-        # the common case (a live agent plays an action its last observed mask allows)
-        # straight through; everything else by TerminateIllegalWrapper.step itself
-        prev = self._prev_obs
-        if prev is not None and not self._terminated and type(prev) is dict and action is not None:
-            raw = self._raw
-            agent = raw.agent_selection
-            mask = prev.get("action_mask")
-            if mask is not None and not raw.terminations[agent] and not raw.truncations[agent] and mask[action]:
-                self._prev_obs = None
-                self._prev_info = None
-                self.env.step(action)
-                return
-        super().step(action)
-
 
 class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
     def step(self, action) -> None:
@@ -340,6 +336,23 @@ class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
         self.env.step(action)
 
 
+class _FastIterator(AECOrderEnforcingIterator):
+    def __next__(self) -> str:
+        env = self.env
+        raw = env._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
+
+
+class _FastIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _FastIterator:
+        return _FastIterator(self.env, self.max_iter)
+
+
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def __str__(self) -> str:
         return str(self.env)
@@ -347,12 +360,33 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def observe(self, agent: str):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
-        return self.env.observe(agent)
+        raw = self._raw
+        obs = raw.observe(agent)
+        if agent == raw.agent_selection:        # what TerminateIllegalWrapper.observe records
+            ti = self._ti
+            ti._prev_obs = obs
+            infos = raw.infos
+            ti._prev_info = infos[agent] if agent in infos else {}
+        return obs
 
     def step(self, action) -> None:
+        raw = self._raw
+        ti = self._ti
+        prev = ti._prev_obs
+        if self._has_reset and prev is not None and type(action) in _INT_TYPES and not ti._terminated:
+            # the three layers' checks, in one place: agents left, action in the space, agent
+            # alive, action allowed by the mask observed last (TerminateIllegalWrapper's test)
+            agent = raw.agent_selection
+            if (raw.agents and 0 <= action < NUM_ACTIONS and not raw.terminations[agent]
+                    and not raw.truncations[agent] and prev["action_mask"][action]):
+                self._has_updated = True
+                ti._prev_obs = None
+                ti._prev_info = None
+                raw.step(action)
+                return
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
-        elif not self._raw.agents:
+        elif not raw.agents:
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
         else:
@@ -367,6 +401,11 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         return (observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent],
                 raw.infos[agent])
 
+    def agent_iter(self, max_iter: int = 2 ** 63) -> _FastIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _FastIterable(self, max_iter)
+
 
 for _cls in (_TerminateIllegal, _AssertOutOfBounds, _OrderEnforcing):
     for _name in _HOT_ATTRS:
@@ -378,8 +417,10 @@ def env(rules: RulesLike = "pagat", render_mode: Optional[str] = None, **kwargs:
     raw = raw_env(rules=rules, render_mode=render_mode, **kwargs)
     e = _TerminateIllegal(raw, illegal_reward=-1)
     e._raw = raw
+    ti = e
     e = _AssertOutOfBounds(e)
     e._raw = raw
     e = _OrderEnforcing(e)
     e._raw = raw
+    e._ti = ti
     return e

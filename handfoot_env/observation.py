@@ -40,6 +40,8 @@ order never enter the vector (tests/test_env.py checks it).
 """
 from __future__ import annotations
 
+import struct
+from operator import mul as _mul
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -53,6 +55,8 @@ _ZERO15 = (0.0,) * NUM_KINDS
 _PHASES = [tuple(1.0 if i == k else 0.0 for i in range(4)) for k in range(4)]
 _SLOT_VALUES = tuple(VALUES[s] if s < NUM_RANKS else 0 for s in range(NUM_SLOTS))
 _F32 = np.float32
+_I8 = np.int8
+_frombuffer = np.frombuffer      # positional dtype: keyword parsing costs more than the call
 
 
 def observation_layout(players: int, teams: int) -> List[Tuple[str, int, int]]:
@@ -110,20 +114,87 @@ def table_points(game: Game, team: int) -> int:
     return pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + game.red3[team] * r.red_three_bonus
 
 
+def _packer(count: int):
+    """``struct`` packer of ``count`` native float32 values (cached per size)."""
+    packer = _PACKERS.get(count)
+    if packer is None:
+        packer = _PACKERS[count] = struct.Struct(f"={count}f").pack
+    return packer
+
+
+_PACKERS: dict = {}
+_PACK1 = _packer(1)
+_ONE_F = _PACK1(1.0)
+_ZERO_F = _PACK1(0.0)
+_PACK15 = _packer(NUM_KINDS)
+_EYE_F = [_PACK15(*row) for row in _EYE]          # pile top one-hot, packed
+_ZERO15_F = _PACK15(*_ZERO15)
+_PACK2 = _packer(2)
+_PACK_TEAM = _packer(3 * NUM_SLOTS + 5)
+_PACK16 = _packer(1 + NUM_KINDS)
+
+
+def _table_entry(game: Game, t: int) -> Tuple[bytes, int]:
+    """(packed teams block, table points) of team ``t``; cached in ``game.table_cache``."""
+    r = game.rules
+    block = [x for m in game.melds[t] for x in m]
+    # card values of the unfinished melds: naturals x rank value, 20 a two, 50 a joker
+    pts = sum(map(_mul, block[0::3], _SLOT_VALUES)) + 20 * sum(block[1::3]) + 50 * sum(block[2::3])
+    for s, bn, bt, bj in game.books[t]:
+        pts += bn * _SLOT_VALUES[s] + 20 * bt + 50 * bj
+    c = game.book_counts[t]
+    red3 = game.red3[t]
+    block.extend(c)
+    block.append(red3)
+    block.append(1.0 if game.opened[t] else 0.0)
+    entry = (_PACK_TEAM(*block),
+             pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + red3 * r.red_three_bonus)
+    game.table_cache[t] = entry
+    return entry
+
+
+def _pile_entry(game: Game, prev: Optional[tuple]) -> tuple:
+    """Packed pile blocks around the seat-dependent ``takeable`` entry, cached in
+    ``game.pile_cache`` with the pile's length and identity.  The engine resets it to None
+    when a pickup takes cards; a longer pile with the same identity is ``prev`` plus
+    discards, so one more card updates its counts."""
+    disc = game.discard
+    nd = len(disc)
+    if disc:
+        top = disc[-1]
+        before = _EYE_F[top] + _PACK2(nd, 1.0 if top == RED3 or top == BLACK3 else 0.0)
+    else:
+        before = _ZERO15_F + _PACK2(0, 1.0)
+    if prev is not None and prev[0] == nd - 1 and prev[1] == id(disc):
+        pc = prev[4][:]
+        pc[top] += 1
+    else:
+        pc = [0] * NUM_KINDS
+        for k in disc:
+            pc[k] += 1
+    take = game._take
+    entry = (nd, id(disc), before, _PACK16(nd if not take or nd < take else take, *pc), pc)
+    game.pile_cache = entry
+    return entry
+
+
 def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = None) -> np.ndarray:
     """The observation vector of ``seat`` (see the module docstring).
 
     ``legal``, optional, is ``game.legal_actions()`` when ``seat`` is to act
     (saves recomputing whether the pile may be taken).  The env's hot path:
-    written for CPython speed (one list, plain appends, floats where a flag is
-    set, one conversion at the end); tests/test_bench.py checks it against a
-    straightforward encoding.
+    the teams' table blocks and the pile blocks change rarely and are kept
+    packed as float32 bytes between changes (``game.table_cache``,
+    ``game.pile_cache``); the rest is gathered into two short lists and packed
+    with ``struct``; one join makes the (writable) array.  tests/test_bench.py
+    checks it against a straightforward encoding.
     """
     n, nt = game.n, game.num_teams
     r = game.rules
     team_of = game.team_of
     team = team_of[seat]
     hands, feet, played = game.hands, game.feet, game.played_foot
+    # hand, self, others
     v = hands[seat][:]
     v.append(1.0 if feet[seat] is None else 0.0)
     v.append(1.0 if played[seat] else 0.0)
@@ -132,59 +203,36 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
         v.append(sum(hands[q]))
         v.append(1.0 if feet[q] is None else 0.0)
         v.append(1.0 if played[q] else 0.0)
-    melds, book_counts, red3, opened_l, books = game.melds, game.book_counts, game.red3, game.opened, game.books
-    cb, db, wb, rb = r.clean_book, r.dirty_book, r.wild_book, r.red_three_bonus
-    points = []                     # table_points() of each team, summed on the way
-    cache = game.table_cache        # (block, points) per team, reset by the engine on every change
+    parts = [_packer(len(v))(*v)]
+    # teams (cached per team)
+    cache = game.table_cache
+    points = []
     for ot in range(nt):
         t = (team + ot) % nt
         entry = cache[t]
         if entry is None:
-            block: List[float] = []
-            pts = 0
-            for m, sv in zip(melds[t], _SLOT_VALUES):
-                block.extend(m)
-                if m[0] or m[1] or m[2]:
-                    pts += m[0] * sv + 20 * m[1] + 50 * m[2]
-            for s, bn, bt, bj in books[t]:
-                pts += bn * _SLOT_VALUES[s] + 20 * bt + 50 * bj
-            c = book_counts[t]
-            block.extend(c)
-            block.append(red3[t])
-            block.append(1.0 if opened_l[t] else 0.0)
-            entry = cache[t] = (tuple(block), pts + c[0] * cb + c[1] * db + c[2] * wb + red3[t] * rb)
-        v.extend(entry[0])
+            entry = _table_entry(game, t)
+        parts.append(entry[0])
         points.append(entry[1])
+    # pile (cached), with the observer's takeable flag in the middle
     disc = game.discard
-    nd = len(disc)
+    pile = game.pile_cache
+    if pile is None or pile[0] != len(disc) or pile[1] != id(disc):
+        pile = _pile_entry(game, pile)
+    parts.append(pile[2])
     phase = game.phase
-    if disc:
-        top = disc[-1]
-        v.extend(_EYE[top])
-        blocked = top == RED3 or top == BLACK3
-    else:
-        v.extend(_ZERO15)
-        blocked = True
-    v.append(nd)
-    v.append(1.0 if blocked else 0.0)
     mine = game.current == seat and phase != GAME_OVER
     if mine and phase == DRAW_PHASE:
         if legal is not None:
-            v.append(1.0 if PICKUP in legal else 0.0)     # listed iff no red three and _pickup_reason is None
+            takeable = PICKUP in legal      # listed iff no red three and _pickup_reason is None
         else:
-            v.append(1.0 if not hands[seat][RED3] and game._pickup_reason(seat) is None else 0.0)
+            takeable = not hands[seat][RED3] and game._pickup_reason(seat) is None
+        parts.append(_ONE_F if takeable else _ZERO_F)
     else:
-        v.append(0.0)
-    take = game._take
-    v.append(nd if not take or nd < take else take)
-    pc = [0] * NUM_KINDS
-    for k in disc:
-        pc[k] += 1
-    v.extend(pc)
-    v.append(len(game.stock))
-    v.append(game.round)
-    v.append(game.minimum / 100.0)
-    v.append(len(game.round_scores) / r.rounds)
+        parts.append(_ZERO_F)
+    parts.append(pile[3])
+    # table, scores, phase, turn, provisional, going out
+    v = [len(game.stock), game.round, game.minimum / 100.0, len(game.round_scores) / r.rounds]
     scores = game.scores
     for ot in range(nt):
         v.append(scores[(team + ot) % nt] / 1000.0)
@@ -196,7 +244,7 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     tp = game.turn_player
     v.append(((tp - seat) % n) / n)
     own_turn = team_of[tp] == team
-    opened = opened_l[team]
+    opened = game.opened[team]
     if own_turn and not opened:
         v.append(game.prov_value / 100.0)
         v.append(1.0 if game.forced is not None else 0.0)
@@ -212,15 +260,25 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     perm = game.permission
     v.append(1.0 if perm is True else 0.0)
     v.append(1.0 if perm is False else 0.0)
-    bc = book_counts[team]
+    bc = game.book_counts[team]
     x = r.go_out_clean - bc[0]
     v.append(x if x > 0 else 0)
     x = r.go_out_dirty - bc[1]
     v.append(x if x > 0 else 0)
     x = r.go_out_wild - bc[2]
     v.append(x if x > 0 else 0)
-    v.append(1.0 if game.partners_ok(seat) else 0.0)
-    return np.fromiter(v, _F32, len(v))
+    ok = 1.0
+    if r.partner_in_foot:               # game.partners_ok(seat), inline
+        for q in game.teammates[seat]:
+            if not played[q]:
+                ok = 0.0
+                break
+    v.append(ok)
+    parts.append(_packer(len(v))(*v))
+    return _frombuffer(_JOIN(parts), _F32)
+
+
+_JOIN = bytearray().join        # a fresh bytearray: the array owns writable memory
 
 
 def mask_of(legal) -> np.ndarray:
@@ -228,7 +286,7 @@ def mask_of(legal) -> np.ndarray:
     buf = bytearray(NUM_ACTIONS)        # a bytearray loop beats np.zeros + fancy indexing for short lists
     for a in legal:
         buf[a] = 1
-    return np.frombuffer(buf, dtype=np.int8)
+    return _frombuffer(buf, _I8)
 
 
 def action_mask(game: Game, seat: int) -> np.ndarray:

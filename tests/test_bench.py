@@ -386,6 +386,33 @@ def test_cached_table_blocks_stay_right_across_clones():
     assert checked == 300
 
 
+@pytest.mark.parametrize("rules,overrides", [("pagat", {}), ("pagat", {"pile_take": "all"}),
+                                             ("pagat", {"pile_take": 2}), ("bicycle", {})])
+def test_cached_pile_and_table_blocks_with_sparse_observations(rules, overrides):
+    """The pile cache (counts updated card by card between pickups) and the table cache stay right
+    when observations are taken only now and then (several discards and pickups in between)."""
+    rng = random.Random(11)
+    g = Game(rules, **overrides)
+    checked = 0
+    for seed in range(3):
+        g.reset(seed=seed)
+        while not g.game_over:
+            if rng.random() < 0.15:
+                seat = rng.randrange(g.n)
+                assert np.array_equal(encode_observation(g, seat), _reference_encoding(g, seat))
+                checked += 1
+            legal = g.legal_actions()
+            a = PICKUP if PICKUP in legal and rng.random() < 0.7 else rng.choice(legal)
+            g.step(a)
+    assert checked > 100
+    g.reset(seed=4)                                    # the pile changed outside the engine
+    encode_observation(g, 0)
+    g.discard.append(0)
+    assert np.array_equal(encode_observation(g, 0), _reference_encoding(g, 0))
+    g.discard = [5, 5]
+    assert np.array_equal(encode_observation(g, 1), _reference_encoding(g, 1))
+
+
 def test_pickup_shortcuts_agree_with_the_dynamic_program():
     """The unopened pickup check's cheap bounds give the same answer as max_meld_value alone."""
     from handfoot_env.cards import BLACK3, JOKER, NUM_RANKS, NUM_SLOTS, RED3, TWO, VALUES, WILD_SLOT

@@ -1,0 +1,116 @@
+"""The engine's hot-path shortcuts decide exactly as the plain definitions they stand in for.
+
+* ``_opening_bounds`` (the cheap bounds in front of ``max_meld_value`` in the meld
+  post check of an unopened team) never contradicts the dynamic program;
+* with the bounds switched off (dynamic program only) the legal lists are the same;
+* ``_structural_ids`` (shared across slots, counts capped at the meld's room) equals
+  ``_structural_melds``.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+
+import handfoot_env.engine as engine
+from handfoot_env.actions import CANCEL_MELDS, MELD_BASE
+from handfoot_env.cards import JOKER, NUM_RANKS, NUM_SLOTS, RED3, TWO, VALUES, WILD_SLOT
+from handfoot_env.engine import MELD_PHASE, Game, _opening_bounds, _structural_ids, _structural_melds, max_meld_value
+
+PRESETS = ["pagat", "bicycle", "six_player", "individual"]
+
+
+def _play(rules: str, games: int, seed: int):
+    """Game states of random play that favours melds and ``cancel_melds`` (so that the
+    teams stay unopened with the cancel spent, where the post check needs the minimum)."""
+    rng = random.Random(seed)
+    for i in range(games):
+        g = Game(rules)
+        g.reset(seed=seed * 1000 + i, round=1 + i % 4)
+        while not g.game_over:
+            legal = g.legal_actions()
+            yield g, legal
+            melds = [a for a in legal if a >= MELD_BASE]
+            if CANCEL_MELDS in legal and rng.random() < 0.5:
+                a = CANCEL_MELDS
+            elif melds and rng.random() < 0.6:
+                a = rng.choice(melds)
+            else:
+                a = rng.choice(legal)
+            g._apply(a)
+
+
+def _post_dp_inputs(g: Game):
+    """For every structurally valid meld of the player to act whose team is unopened and
+    does not open with it: (hand, slot sizes, slots, max_cards, need) after the meld, as
+    ``_meld_post_reason`` hands them to the bounds and the dynamic program."""
+    p = g.current
+    hand = g.hands[p]
+    team = g.team_of[p]
+    if g.phase != MELD_PHASE or hand[RED3] or g.opened[team]:
+        return
+    size = sum(hand)
+    in_foot = g.feet[p] is None
+    for s in range(NUM_SLOTS):
+        if s == WILD_SLOT and not g.rules.wild_melds:
+            continue
+        n0, t0, j0 = g.melds[team][s]
+        hn = hand[s] if s < NUM_RANKS else 0
+        for aid, n, t, j, book in _structural_melds(s, min(hn, 7), min(hand[TWO], 7), min(hand[JOKER], 7),
+                                                    n0, t0, j0, g._double):
+            value = g.prov_value + n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+            left = size - n - t - j
+            if value >= g.minimum or left == 0:
+                continue
+            h2 = hand[:]
+            if s < NUM_RANKS:
+                h2[s] -= n
+            h2[TWO] -= t
+            h2[JOKER] -= j
+            slots = [list(m) for m in g.melds[team]]
+            slots[s] = [0, 0, 0] if book else [n0 + n, t0 + t, j0 + j]
+            sizes = [sum(m) for m in slots]
+            yield h2, sizes, slots, left - (2 if in_foot else 0), g.minimum - value
+
+
+def test_opening_bounds_never_contradict_the_dynamic_program():
+    decided = {True: 0, False: 0, None: 0}
+    checked = 0
+    for rules in PRESETS:
+        for g, _ in _play(rules, games=10, seed=5):
+            for h2, sizes, slots, max_cards, need in _post_dp_inputs(g):
+                best = max_meld_value(h2, slots, g.rules, max_cards)
+                # the real need and a sweep of others, so that both bounds get tested at their edges
+                for nd in {need, best, best + 1, *range(5, 200, 15)}:
+                    if nd <= 0:
+                        continue
+                    verdict = _opening_bounds(h2, sizes, g.rules.wild_melds, max_cards, nd)
+                    decided[verdict] += 1
+                    if verdict is not None:
+                        assert verdict == (best >= nd), (rules, h2, sizes, max_cards, nd, best, verdict)
+                checked += 1
+    assert checked > 2000
+    assert decided[True] > 1000 and decided[False] > 1000, decided
+
+
+def test_legal_lists_are_the_same_with_the_dynamic_program_alone(monkeypatch):
+    states = [(rules, g.clone(), legal) for rules in PRESETS for g, legal in _play(rules, games=6, seed=9)]
+    monkeypatch.setattr(engine, "_opening_bounds", lambda *args: None)
+    post_dp = 0
+    for rules, g, legal in states:
+        assert g.legal_actions() == legal, rules
+        p = g.current
+        post_dp += (g.phase == MELD_PHASE and not g.opened[g.team_of[p]] and g.cancels > 0)
+    assert post_dp > 200
+
+
+def test_structural_ids_match_the_structural_melds():
+    for double in (True, False):
+        for s in (0, 4, 10, WILD_SLOT):
+            wide = 8 if s == WILD_SLOT else 4
+            for hn, ht, hj in itertools.product(range(1 if s == WILD_SLOT else 9), range(wide), range(wide)):
+                for n0, t0, j0 in itertools.product(range(1 if s == WILD_SLOT else 7), range(4), range(4)):
+                    if n0 + t0 + j0 > 6:
+                        continue
+                    cand, ids = _structural_ids(s, hn, ht, hj, n0, t0, j0, double)
+                    assert cand == _structural_melds(s, hn, ht, hj, n0, t0, j0, double)
+                    assert ids == tuple(c[0] for c in cand)
