@@ -31,7 +31,10 @@ one env instance (tracemalloc: creating and resetting N envs, divided by N) and
 the time of ``Game.clone()`` on mid-game states.
 
 Timing uses the process CPU clock by default (``clock: cpu``), which a busy
-shared machine disturbs less than the wall clock; both are saved.
+shared machine disturbs less than the wall clock; both are saved.  Rows are
+timed in ``interleave`` round-robin slices (default 5: every row runs a fifth of
+its budget, then the next row, and so on around again), so that a machine whose
+speed drifts during the run slows every row alike and the ratios stay fair.
 
 Configs live in ``configs/bench/`` (``default.yaml``, ``quick.yaml``); flags
 override their fields.  Results: a table on stdout, ``bench.json`` and
@@ -60,6 +63,7 @@ DEFAULTS: Dict[str, Any] = {
     "seconds": 10.0,                        # time budget per row (whole games; at least one)
     "games": None,                          # or a fixed number of games per row (overrides seconds)
     "warmup_seconds": 0.5,                  # untimed play before each row (caches, tables)
+    "interleave": 5,                        # rows are timed in this many round-robin slices
     "seed": 0,
     "clock": "cpu",                         # cpu (process time) or wall
     "vecenv": {"n_envs": 16},
@@ -71,6 +75,7 @@ QUICK: Dict[str, Any] = {
     "seconds": 0.2,
     "games": None,
     "warmup_seconds": 0.0,
+    "interleave": 2,
     "vecenv": {"n_envs": 4},
     "memory": {"instances": 5},
     "clone": {"states": 10, "repeats": 5},
@@ -141,6 +146,9 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
         raise BenchConfigError(f"games must be a positive integer or null, got {cfg['games']!r}")
     if float(cfg["seconds"]) <= 0:
         raise BenchConfigError(f"seconds must be positive, got {cfg['seconds']!r}")
+    il = cfg["interleave"]
+    if isinstance(il, bool) or not isinstance(il, int) or il < 1:
+        raise BenchConfigError(f"interleave must be a positive integer, got {il!r}")
     from handfoot_env.config import load_rules
     for p in list(cfg["presets"]) + list(cfg["growth_presets"] or []):
         try:
@@ -152,48 +160,68 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
 
 # ------------------------------------------------------------------------------ timing
 class _Clock:
+    """Process CPU time and wall time, summed over the timed slices."""
+
     def __init__(self, kind: str):
         self.kind = kind
+        self.wall_total = self.cpu_total = 0.0
 
     def start(self) -> None:
         self.w0, self.c0 = time.perf_counter(), time.process_time()
 
+    def stop(self) -> None:
+        self.wall_total += time.perf_counter() - self.w0
+        self.cpu_total += time.process_time() - self.c0
+
     def wall(self) -> float:
-        return time.perf_counter() - self.w0
+        return self.wall_total
 
     def cpu(self) -> float:
-        return time.process_time() - self.c0
+        return self.cpu_total
 
-    def elapsed(self) -> float:
-        return self.cpu() if self.kind == "cpu" else self.wall()
+    def running(self) -> float:
+        """Seconds in the current slice on the configured clock."""
+        return (time.process_time() - self.c0) if self.kind == "cpu" else (time.perf_counter() - self.w0)
 
 
-def _run_games(play_one: Callable[[int], Any], cfg: Dict[str, Any], seed0: int) -> Dict[str, Any]:
-    """Play whole games until the budget is spent; ``play_one(seed)`` returns (actions, observations)."""
-    warm = float(cfg.get("warmup_seconds") or 0)
-    if warm > 0:
+class _GameRunner:
+    """A row measured slice by slice: ``play_one(seed)`` plays one whole game and returns
+    (actions, observations); each slice plays whole games until its budget is spent."""
+
+    def __init__(self, play_one: Callable[[int], Any], cfg: Dict[str, Any], seed0: int):
+        self.play_one, self.cfg, self.seed0 = play_one, cfg, seed0
+        self.clock = _Clock(cfg["clock"])
+        self.actions = self.obs = self.games = 0
+        self.extra: Dict[str, Any] = {}
+
+    def warmup(self) -> None:
+        warm = float(self.cfg.get("warmup_seconds") or 0)
         t0 = time.perf_counter()
         s = 10 ** 6
         while time.perf_counter() - t0 < warm:
-            play_one(seed0 + s)
+            self.play_one(self.seed0 + s)
             s += 1
-    clock = _Clock(cfg["clock"])
-    games_target = cfg["games"]
-    budget = float(cfg["seconds"])
-    actions = obs = games = 0
-    gc.collect()
-    clock.start()
-    while True:
-        a, o = play_one(seed0 + games)
-        actions += a
-        obs += o
-        games += 1
-        if games_target is not None:
-            if games >= int(games_target):
+
+    def run_slice(self, k: int, slices: int) -> None:
+        games_target = self.cfg["games"]
+        goal = -(-int(games_target) * (k + 1) // slices) if games_target is not None else None
+        budget = float(self.cfg["seconds"]) / slices
+        clock = self.clock
+        gc.collect()
+        clock.start()
+        while True:
+            if goal is not None and self.games >= goal:
                 break
-        elif clock.elapsed() >= budget:
-            break
-    return _rates(actions, obs, games, clock)
+            a, o = self.play_one(self.seed0 + self.games)
+            self.actions += a
+            self.obs += o
+            self.games += 1
+            if goal is None and clock.running() >= budget:
+                break
+        clock.stop()
+
+    def result(self) -> Dict[str, Any]:
+        return {**_rates(self.actions, self.obs, self.games, self.clock), **self.extra}
 
 
 def _rates(actions: int, obs: int, games: float, clock: _Clock) -> Dict[str, Any]:
@@ -207,7 +235,7 @@ def _rates(actions: int, obs: int, games: float, clock: _Clock) -> Dict[str, Any
 
 
 # ------------------------------------------------------------------------------ rows
-def bench_engine(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
+def bench_engine(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
     from handfoot_env.engine import Game
     g = Game(preset)
     rng = random.Random(cfg["seed"])
@@ -222,10 +250,10 @@ def bench_engine(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
             n += 1
         return n, 0
 
-    return _run_games(play, cfg, cfg["seed"])
+    return _GameRunner(play, cfg, cfg["seed"])
 
 
-def bench_aec(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
+def bench_aec(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
     from handfoot_env import handfoot_v0
     env = handfoot_v0.env(rules=preset)
     rng = random.Random(cfg["seed"])
@@ -244,10 +272,10 @@ def bench_aec(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
             n += 1
         return n, n
 
-    return _run_games(play, cfg, cfg["seed"])
+    return _GameRunner(play, cfg, cfg["seed"])
 
 
-def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
+def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
     import numpy as np
     from experiments.batched import BatchedVecEnv
     n_envs = int(cfg["vecenv"]["n_envs"])
@@ -264,32 +292,52 @@ def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
         venv.step(actions)
 
     venv.reset()
-    warm = float(cfg.get("warmup_seconds") or 0)
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < warm:
-        step()
-    clock = _Clock(cfg["clock"])
-    a0, e0 = venv.total_actions, venv.total_episodes
-    games_target = cfg["games"]
-    budget = float(cfg["seconds"])
-    decisions = 0
-    gc.collect()
-    clock.start()
-    while True:
-        step()
-        decisions += n_envs
-        if games_target is not None:
-            if venv.total_episodes - e0 >= int(games_target):
+    return _VecRunner(venv, step, cfg)
+
+
+class _VecRunner:
+    """The batched runner's row, slice by slice: whole ``VecEnv`` steps until the slice's budget
+    is spent (or the slice's share of finished games)."""
+
+    def __init__(self, venv, step: Callable[[], None], cfg: Dict[str, Any]):
+        self.venv, self.step, self.cfg = venv, step, cfg
+        self.clock = _Clock(cfg["clock"])
+        self.actions = self.decisions = self.episodes = 0
+
+    def warmup(self) -> None:
+        warm = float(self.cfg.get("warmup_seconds") or 0)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < warm:
+            self.step()
+
+    def run_slice(self, k: int, slices: int) -> None:
+        venv, step, n_envs = self.venv, self.step, self.venv.num_envs
+        games_target = self.cfg["games"]
+        goal = -(-int(games_target) * (k + 1) // slices) if games_target is not None else None
+        budget = float(self.cfg["seconds"]) / slices
+        a0, e0 = venv.total_actions, venv.total_episodes
+        clock = self.clock
+        gc.collect()
+        clock.start()
+        while True:
+            if goal is not None and self.episodes + venv.total_episodes - e0 >= goal:
                 break
-        elif clock.elapsed() >= budget:
-            break
-    res = _rates(venv.total_actions - a0, decisions, venv.total_episodes - e0, clock)
-    res["n_envs"] = n_envs
-    res["actions_per_game"] = None      # games in flight at both ends of the window: not meaningful here
-    return res
+            step()
+            self.decisions += n_envs
+            if goal is None and clock.running() >= budget:
+                break
+        clock.stop()
+        self.actions += venv.total_actions - a0
+        self.episodes += venv.total_episodes - e0
+
+    def result(self) -> Dict[str, Any]:
+        res = _rates(self.actions, self.decisions, self.episodes, self.clock)
+        res["n_envs"] = self.venv.num_envs
+        res["actions_per_game"] = None  # games in flight at both ends of the window: not meaningful here
+        return res
 
 
-def bench_openspiel(cfg: Dict[str, Any]) -> Dict[str, Any]:
+def bench_openspiel(cfg: Dict[str, Any]) -> Any:
     try:
         import pyspiel
     except ImportError:
@@ -313,12 +361,12 @@ def bench_openspiel(cfg: Dict[str, Any]) -> Dict[str, Any]:
             n += 1
         return n, n
 
-    res = _run_games(play, cfg, cfg["seed"])
-    res["version"] = _version("open_spiel")
-    return res
+    runner = _GameRunner(play, cfg, cfg["seed"])
+    runner.extra["version"] = _version("open_spiel")
+    return runner
 
 
-def bench_openspiel_rl(cfg: Dict[str, Any]) -> Dict[str, Any]:
+def bench_openspiel_rl(cfg: Dict[str, Any]) -> Any:
     """OpenSpiel's RL-facing API: ``rl_environment.Environment("gin_rummy")`` (a TimeStep with the
     observation of every player and the legal actions after each step; chance nodes inside)."""
     try:
@@ -340,12 +388,12 @@ def bench_openspiel_rl(cfg: Dict[str, Any]) -> Dict[str, Any]:
             n += 1
         return n, n
 
-    res = _run_games(play, cfg, cfg["seed"])
-    res["version"] = _version("open_spiel")
-    return res
+    runner = _GameRunner(play, cfg, cfg["seed"])
+    runner.extra["version"] = _version("open_spiel")
+    return runner
 
 
-def bench_rlcard(cfg: Dict[str, Any]) -> Dict[str, Any]:
+def bench_rlcard(cfg: Dict[str, Any]) -> Any:
     try:
         import rlcard
     except ImportError:
@@ -363,9 +411,9 @@ def bench_rlcard(cfg: Dict[str, Any]) -> Dict[str, Any]:
             n += 1
         return n, n
 
-    res = _run_games(play, cfg, cfg["seed"])
-    res["version"] = _version("rlcard")
-    return res
+    runner = _GameRunner(play, cfg, cfg["seed"])
+    runner.extra["version"] = _version("rlcard")
+    return runner
 
 
 def _version(dist: str) -> Optional[str]:
@@ -456,18 +504,52 @@ def measure_clone(preset: str, states: int, repeats: int, seed: int = 0, clock: 
     for st in pool:
         for _ in range(repeats):
             st.clone()
-    el = c.elapsed()
+    c.stop()
+    el = c.cpu() if c.kind == "cpu" else c.wall()
     return {"preset": preset, "states": len(pool), "repeats": repeats, "clone_us": el / (len(pool) * repeats) * 1e6,
             "mean_history_len": round(hist, 1)}
 
 
 # ------------------------------------------------------------------------------ run
-def _row(kind: str, game: str, label: str, fn: Callable[[], Dict[str, Any]], growth: bool = False) -> Dict[str, Any]:
+def _row(kind: str, game: str, label: str, fn: Callable[[], Any], growth: bool = False) -> Dict[str, Any]:
+    """Set a row up: ``fn()`` returns a runner, or a result dict when the row cannot run."""
     try:
-        res = fn()
+        runner = fn()
     except Exception as e:  # noqa: BLE001 - a failing row is reported, the others still run
-        res = {"status": f"error: {type(e).__name__}: {e}"}
-    return {"id": f"{kind}/{game}", "kind": kind, "game": game, "label": label, "growth": growth, **res}
+        runner = {"status": f"error: {type(e).__name__}: {e}"}
+    row = {"id": f"{kind}/{game}", "kind": kind, "game": game, "label": label, "growth": growth}
+    if isinstance(runner, dict):
+        row.update(runner)
+    else:
+        row["_runner"] = runner
+    return row
+
+
+def _measure(rows: List[Dict[str, Any]], cfg: Dict[str, Any], say: Callable[[str], None]) -> None:
+    """Time every row in ``interleave`` round-robin slices, so that a machine whose speed drifts
+    during the run (a shared VM) slows every row alike and the ratios stay fair."""
+    live = [r for r in rows if "_runner" in r]
+    slices = int(cfg["interleave"])
+
+    def guarded(row: Dict[str, Any], call: Callable[[], None]) -> None:
+        try:
+            call()
+        except Exception as e:  # noqa: BLE001 - a failing row is reported, the others still run
+            row.pop("_runner", None)
+            row["status"] = f"error: {type(e).__name__}: {e}"
+
+    for r in live:
+        say(f"warm-up {r['id']}")
+        guarded(r, r["_runner"].warmup)
+    for k in range(slices):
+        for r in live:
+            if "_runner" in r:
+                say(f"{r['id']} (slice {k + 1}/{slices})")
+                guarded(r, lambda r=r: r["_runner"].run_slice(k, slices))
+    for r in live:
+        runner = r.pop("_runner", None)
+        if runner is not None:
+            r.update(runner.result())
 
 
 def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
@@ -476,33 +558,29 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
     kinds = cfg["rows"]
     presets = list(cfg["presets"])
     growth = [p for p in (cfg["growth_presets"] or []) if p not in presets]
+    say("setting up")
     # the reference first, so that every row can be compared with it
     if "openspiel" in kinds:
-        say("openspiel gin_rummy")
         rows.append(_row("openspiel", "gin_rummy", "OpenSpiel gin_rummy (observation_tensor + legal_actions)",
                          lambda: bench_openspiel(cfg)))
     if "openspiel_rl" in kinds:
-        say("openspiel rl_environment gin_rummy")
         rows.append(_row("openspiel_rl", "gin_rummy", "OpenSpiel rl_environment gin_rummy (TimeStep per step)",
                          lambda: bench_openspiel_rl(cfg)))
     if "rlcard" in kinds:
-        say("rlcard gin-rummy")
         rows.append(_row("rlcard", "gin-rummy", "RLCard gin-rummy (env.step: state + legal actions)",
                          lambda: bench_rlcard(cfg)))
     for preset in presets + growth:
         g = preset in growth
         if "engine" in kinds:
-            say(f"engine {preset}")
             rows.append(_row("engine", preset, "engine (legal_actions + _apply)",
                              lambda p=preset: bench_engine(p, cfg), g))
         if "aec" in kinds:
-            say(f"aec {preset}")
             rows.append(_row("aec", preset, "AEC env handfoot_v0.env() (last + step)",
                              lambda p=preset: bench_aec(p, cfg), g))
         if "vecenv" in kinds and not g:
-            say(f"vecenv {preset}")
             rows.append(_row("vecenv", preset, f"BatchedVecEnv x{cfg['vecenv']['n_envs']} (learner obs + mask)",
                              lambda p=preset: bench_vecenv(p, cfg), g))
+    _measure(rows, cfg, say)
     ref = next((r for r in rows if r["kind"] == "openspiel" and r["status"] == "ok"), None)
     for r in rows:
         r["vs_openspiel"] = (r["actions_per_s"] / ref["actions_per_s"]) if ref and r["status"] == "ok" else None
@@ -651,6 +729,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="folder for bench.json and bench.md (default runs/bench)")
     p.add_argument("--seconds", type=float, help="time budget per row")
     p.add_argument("--games", type=int, help="games per row (instead of a time budget)")
+    p.add_argument("--interleave", type=int, help="timed round-robin slices per row (default 5)")
     p.add_argument("--rows", help=f"comma-separated row kinds ({','.join(ROW_KINDS)})")
     p.add_argument("--presets", help="comma-separated rules presets (default pagat,bicycle)")
     p.add_argument("--clock", choices=("cpu", "wall"), help="cpu (process time, default) or wall")
@@ -668,7 +747,7 @@ def bench_main(argv: Optional[List[str]] = None) -> int:
     try:
         cfg = load_config(args.config, quick=args.quick)
         over: Dict[str, Any] = {}
-        for name in ("seconds", "games", "clock", "seed", "out"):
+        for name in ("seconds", "games", "interleave", "clock", "seed", "out"):
             v = getattr(args, name)
             if v is not None:
                 over[name] = v

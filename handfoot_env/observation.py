@@ -132,10 +132,31 @@ _ZERO15_F = _PACK15(*_ZERO15)
 _PACK2 = _packer(2)
 _PACK_TEAM = _packer(3 * NUM_SLOTS + 5)
 _PACK16 = _packer(1 + NUM_KINDS)
+_PACK3 = _packer(3)
+_PACK5 = _packer(5)
+_PROV_NONE = _PACK5(0.0, 0.0, 0.0, 0.0, 0.0)         # provisional block outside the own unopened turn ...
+_PROV_INCOMPLETE = _PACK5(0.0, 0.0, 0.0, 1.0, 0.0)   # ... with a pickup meld still incomplete
+# going out: question pending, asked this turn, permission yes, permission no, by
+# [answer phase * 6 + asked * 3 + (0 no answer, 1 yes, 2 no)]
+_GO_FLAGS = [_packer(4)(float(a), float(k), float(p == 1), float(p == 2))
+             for a in (0, 1) for k in (0, 1) for p in (0, 1, 2)]
+_PERM_CODE = {None: 0, True: 1, False: 2}
+_PHASE_TURN: dict = {}
+
+
+def _phase_turn_table(n: int) -> List[bytes]:
+    """Packed phase one-hot + turn block for ``n`` players, by [(phase * 2 + mine) * n + offset]."""
+    table = _PHASE_TURN.get(n)
+    if table is None:
+        table = _PHASE_TURN[n] = [
+            _packer(7)(*_PHASES[ph], float(mine and ph != ANSWER_PHASE), float(mine and ph == ANSWER_PHASE), off / n)
+            for ph in range(4) for mine in (0, 1) for off in range(n)]
+    return table
 
 
 def _table_entry(game: Game, t: int) -> Tuple[bytes, int]:
-    """(packed teams block, table points) of team ``t``; cached in ``game.table_cache``."""
+    """(packed teams block, table points, packed books missing to go out) of team
+    ``t``; cached in ``game.table_cache``."""
     r = game.rules
     block = [x for m in game.melds[t] for x in m]
     # card values of the unfinished melds: naturals x rank value, 20 a two, 50 a joker
@@ -147,8 +168,10 @@ def _table_entry(game: Game, t: int) -> Tuple[bytes, int]:
     block.extend(c)
     block.append(red3)
     block.append(1.0 if game.opened[t] else 0.0)
+    missing = (r.go_out_clean - c[0], r.go_out_dirty - c[1], r.go_out_wild - c[2])
     entry = (_PACK_TEAM(*block),
-             pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + red3 * r.red_three_bonus)
+             pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + red3 * r.red_three_bonus,
+             _PACK3(*[x if x > 0 else 0 for x in missing]))     # books still missing to go out
     game.table_cache[t] = entry
     return entry
 
@@ -214,6 +237,8 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
             entry = _table_entry(game, t)
         parts.append(entry[0])
         points.append(entry[1])
+        if not ot:
+            own_entry = entry
     # pile (cached), with the observer's takeable flag in the middle
     disc = game.discard
     pile = game.pile_cache
@@ -231,50 +256,34 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     else:
         parts.append(_ZERO_F)
     parts.append(pile[3])
-    # table, scores, phase, turn, provisional, going out
+    # table, scores
     v = [len(game.stock), game.round, game.minimum / 100.0, len(game.round_scores) / r.rounds]
     scores = game.scores
     for ot in range(nt):
         v.append(scores[(team + ot) % nt] / 1000.0)
         v.append(points[ot] / 1000.0)
-    v.extend(_PHASES[phase])
-    answer = phase == ANSWER_PHASE
-    v.append(1.0 if mine and not answer else 0.0)
-    v.append(1.0 if mine and answer else 0.0)
+    parts.append(_packer(len(v))(*v))
+    # phase, turn (one table lookup)
     tp = game.turn_player
-    v.append(((tp - seat) % n) / n)
+    parts.append(_phase_turn_table(n)[(phase * 2 + mine) * n + (tp - seat) % n])
+    # provisional
     own_turn = team_of[tp] == team
-    opened = game.opened[team]
-    if own_turn and not opened:
-        v.append(game.prov_value / 100.0)
-        v.append(1.0 if game.forced is not None else 0.0)
-        v.append(sum(game.pending))
-        v.append(1.0 if game.incomplete >= 0 else 0.0)
-        v.append(1.0 if game.cancels < MAX_CANCELS_PER_TURN and any(game.prov) else 0.0)
+    if own_turn and not game.opened[team]:
+        parts.append(_PACK5(game.prov_value / 100.0, 1.0 if game.forced is not None else 0.0, sum(game.pending),
+                            1.0 if game.incomplete >= 0 else 0.0,
+                            1.0 if game.cancels < MAX_CANCELS_PER_TURN and any(game.prov) else 0.0))
     else:
-        v.extend((0.0, 0.0, 0.0))
-        v.append(1.0 if own_turn and game.incomplete >= 0 else 0.0)
-        v.append(0.0)
-    v.append(1.0 if answer else 0.0)
-    v.append(1.0 if game.asked else 0.0)
-    perm = game.permission
-    v.append(1.0 if perm is True else 0.0)
-    v.append(1.0 if perm is False else 0.0)
-    bc = game.book_counts[team]
-    x = r.go_out_clean - bc[0]
-    v.append(x if x > 0 else 0)
-    x = r.go_out_dirty - bc[1]
-    v.append(x if x > 0 else 0)
-    x = r.go_out_wild - bc[2]
-    v.append(x if x > 0 else 0)
-    ok = 1.0
+        parts.append(_PROV_INCOMPLETE if own_turn and game.incomplete >= 0 else _PROV_NONE)
+    # going out
+    parts.append(_GO_FLAGS[(phase == ANSWER_PHASE) * 6 + game.asked * 3 + _PERM_CODE[game.permission]])
+    parts.append(own_entry[2])
+    ok = _ONE_F
     if r.partner_in_foot:               # game.partners_ok(seat), inline
         for q in game.teammates[seat]:
             if not played[q]:
-                ok = 0.0
+                ok = _ZERO_F
                 break
-    v.append(ok)
-    parts.append(_packer(len(v))(*v))
+    parts.append(ok)
     return _frombuffer(_JOIN(parts), _F32)
 
 

@@ -78,6 +78,21 @@ def test_bench_config_errors(tmp_path, capsys):
     assert "unknown field 'secnds'" in capsys.readouterr().err
     assert bench_main(["--rows", "engine,warp"]) == 2
     assert bench_main(["no/such/file.yaml"]) == 2
+    assert bench_main(["--interleave", "0"]) == 2
+    assert "interleave must be a positive integer" in capsys.readouterr().err
+
+
+def test_bench_interleaved_slices_play_the_requested_games(tmp_path):
+    """With a games target, the round-robin slices together play exactly that many games per row."""
+    from experiments.bench import bench_main
+    rc = bench_main(["--rows", "engine,aec,vecenv", "--presets", "pagat", "--games", "3", "--interleave", "2",
+                     "--out", str(tmp_path), "--json"])
+    assert rc == 0
+    res = json.loads((tmp_path / "bench.json").read_text())
+    rows = {r["id"]: r for r in res["rows"]}
+    assert rows["engine/pagat"]["games"] == 3 and rows["aec/pagat"]["games"] == 3
+    assert rows["vecenv/pagat"]["games"] >= 3
+    assert res["config"]["interleave"] == 2
 
 
 # ----------------------------------------------------------------------------- hot path == plain code
