@@ -144,6 +144,21 @@ _PERM_CODE = {None: 0, True: 1, False: 2}
 _PHASE_TURN: dict = {}
 
 
+_CONTEXTS: dict = {}
+
+
+def _context(n: int, nt: int) -> tuple:
+    """Per table size: head packer, other seats in order from each seat, teams in order from
+    each team, tail packer, phase/turn table."""
+    ctx = _CONTEXTS[n * 64 + nt] = (
+        _packer(NUM_KINDS + 2 + 3 * (n - 1)),
+        [tuple((seat + o) % n for o in range(1, n)) for seat in range(n)],
+        [tuple((team + o) % nt for o in range(nt)) for team in range(nt)],
+        _packer(4 + 2 * nt),
+        _phase_turn_table(n))
+    return ctx
+
+
 def _phase_turn_table(n: int) -> List[bytes]:
     """Packed phase one-hot + turn block for ``n`` players, by [(phase * 2 + mine) * n + offset]."""
     table = _PHASE_TURN.get(n)
@@ -213,6 +228,7 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     checks it against a straightforward encoding.
     """
     n, nt = game.n, game.num_teams
+    ctx = _CONTEXTS.get(n * 64 + nt) or _context(n, nt)
     r = game.rules
     team_of = game.team_of
     team = team_of[seat]
@@ -221,24 +237,22 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     v = hands[seat][:]
     v.append(1.0 if feet[seat] is None else 0.0)
     v.append(1.0 if played[seat] else 0.0)
-    for o in range(1, n):
-        q = (seat + o) % n
+    for q in ctx[1][seat]:
         v.append(sum(hands[q]))
         v.append(1.0 if feet[q] is None else 0.0)
         v.append(1.0 if played[q] else 0.0)
-    parts = [_packer(len(v))(*v)]
+    parts = [ctx[0](*v)]
     # teams (cached per team)
     cache = game.table_cache
+    teams = ctx[2][team]
     points = []
-    for ot in range(nt):
-        t = (team + ot) % nt
+    for t in teams:
         entry = cache[t]
         if entry is None:
             entry = _table_entry(game, t)
         parts.append(entry[0])
         points.append(entry[1])
-        if not ot:
-            own_entry = entry
+    own_entry = cache[team]
     # pile (cached), with the observer's takeable flag in the middle
     disc = game.discard
     pile = game.pile_cache
@@ -259,13 +273,13 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     # table, scores
     v = [len(game.stock), game.round, game.minimum / 100.0, len(game.round_scores) / r.rounds]
     scores = game.scores
-    for ot in range(nt):
-        v.append(scores[(team + ot) % nt] / 1000.0)
-        v.append(points[ot] / 1000.0)
-    parts.append(_packer(len(v))(*v))
+    for t, pts in zip(teams, points):
+        v.append(scores[t] / 1000.0)
+        v.append(pts / 1000.0)
+    parts.append(ctx[3](*v))
     # phase, turn (one table lookup)
     tp = game.turn_player
-    parts.append(_phase_turn_table(n)[(phase * 2 + mine) * n + (tp - seat) % n])
+    parts.append(ctx[4][(phase * 2 + mine) * n + (tp - seat) % n])
     # provisional
     own_turn = team_of[tp] == team
     if own_turn and not game.opened[team]:
