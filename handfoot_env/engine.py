@@ -400,6 +400,7 @@ class Game:
         self.melds = [[[0, 0, 0] for _ in range(NUM_SLOTS)] for _ in range(t)]
         self.books: List[List[Tuple[int, int, int, int]]] = [[] for _ in range(t)]
         self.book_counts = [[0, 0, 0] for _ in range(t)]
+        self.meld_value = [0] * t            # card values on the table per team (melds and books)
         self.red3 = [0] * t
         self.opened = [False] * t
         # per team, the observation's cached table block (handfoot_env.observation); every
@@ -885,6 +886,7 @@ class Game:
 
     def _add_to_meld(self, team: int, s: int, n: int, t: int, j: int) -> None:
         self.table_cache[team] = None
+        self.meld_value[team] += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
         m = self.melds[team][s]
         m[0] += n
         m[1] += t
@@ -991,6 +993,7 @@ class Game:
         self.melds[team] = [[0, 0, 0] for _ in range(NUM_SLOTS)]
         self.books[team] = []
         self.book_counts[team] = [0, 0, 0]
+        self.meld_value[team] = 0
         self.table_cache[team] = None
         self.prov_value = 0
         if self.forced is not None:
@@ -1111,6 +1114,7 @@ class Game:
         d["melds"] = [[m[:] for m in t] for t in self.melds]
         d["books"] = [b[:] for b in self.books]
         d["book_counts"] = [b[:] for b in self.book_counts]
+        d["meld_value"] = self.meld_value[:]
         d["red3"] = self.red3[:]
         d["opened"] = self.opened[:]
         d["table_cache"] = self.table_cache[:]          # entries are immutable tuples

@@ -41,7 +41,7 @@ order never enter the vector (tests/test_env.py checks it).
 from __future__ import annotations
 
 import struct
-from operator import mul as _mul
+from itertools import chain as _chain
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -169,23 +169,16 @@ def _phase_turn_table(n: int) -> List[bytes]:
     return table
 
 
-def _table_entry(game: Game, t: int) -> Tuple[bytes, int]:
+def _table_entry(game: Game, t: int) -> Tuple[bytes, int, bytes]:
     """(packed teams block, table points, packed books missing to go out) of team
     ``t``; cached in ``game.table_cache``."""
     r = game.rules
-    block = [x for m in game.melds[t] for x in m]
-    # card values of the unfinished melds: naturals x rank value, 20 a two, 50 a joker
-    pts = sum(map(_mul, block[0::3], _SLOT_VALUES)) + 20 * sum(block[1::3]) + 50 * sum(block[2::3])
-    for s, bn, bt, bj in game.books[t]:
-        pts += bn * _SLOT_VALUES[s] + 20 * bt + 50 * bj
     c = game.book_counts[t]
     red3 = game.red3[t]
-    block.extend(c)
-    block.append(red3)
-    block.append(1.0 if game.opened[t] else 0.0)
     missing = (r.go_out_clean - c[0], r.go_out_dirty - c[1], r.go_out_wild - c[2])
-    entry = (_PACK_TEAM(*block),
-             pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + red3 * r.red_three_bonus,
+    entry = (_PACK_TEAM(*_chain(_chain.from_iterable(game.melds[t]), c, (red3, 1.0 if game.opened[t] else 0.0))),
+             game.meld_value[t] + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book
+             + red3 * r.red_three_bonus,
              _PACK3(*[x if x > 0 else 0 for x in missing]))     # books still missing to go out
     game.table_cache[t] = entry
     return entry

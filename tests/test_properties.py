@@ -95,6 +95,8 @@ def play_checked(rules, seed: int, policy: Policy, stats: dict, check_every: int
         g.step(a)
         assert g.card_locations() == deck, f"cards not conserved after {ACTION_NAMES[a]}"
         assert g.action_count <= bound
+        if not g.game_over:     # the running table value (kept for the observation) matches a recount
+            assert g.meld_value == [g.team_round_score(t)["melded"] for t in range(g.num_teams)], ACTION_NAMES[a]
         if len(g.round_scores) > rounds_done:
             rounds_done += 1
             sd = before.state_dict()
