@@ -394,12 +394,21 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self.env.step(action)
 
     def last(self, observe: bool = True):
-        agent = self.agent_selection          # raises before reset, as before
-        assert agent is not None
-        observation = self.observe(agent) if observe else None
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
         raw = self._raw
+        agent = raw.agent_selection
+        assert agent is not None
+        infos = raw.infos
+        if observe:                           # self.observe(agent), inline
+            observation = raw.observe(agent)
+            ti = self._ti
+            ti._prev_obs = observation
+            ti._prev_info = infos[agent] if agent in infos else {}
+        else:
+            observation = None
         return (observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent],
-                raw.infos[agent])
+                infos[agent])
 
     def agent_iter(self, max_iter: int = 2 ** 63) -> _FastIterable:
         if not self._has_reset:
