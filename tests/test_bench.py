@@ -70,6 +70,15 @@ def test_bench_reports_not_installed(tmp_path, capsys, monkeypatch):
     assert {r["id"]: r["status"] for r in res["rows"]}["openspiel/gin_rummy"] == "not installed"
 
 
+def test_profile_script_runs(capsys):
+    from experiments.profile_aec import main
+    assert main(["--games", "1", "--warmup", "0"]) == 0
+    assert "actions/s" in capsys.readouterr().out
+    assert main(["--games", "1", "--warmup", "0", "--cprofile", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "function calls" in out and "timing distorted by cProfile" in out
+
+
 def test_bench_config_errors(tmp_path, capsys):
     from experiments.bench import bench_main
     bad = tmp_path / "bad.yaml"
