@@ -253,23 +253,30 @@ def bench_engine(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
     return _GameRunner(play, cfg, cfg["seed"])
 
 
+def play_aec_game(env, seed: int, rng: random.Random) -> int:
+    """One whole game of uniform random legal play through a PettingZoo AEC env: ``env.last()``
+    (observation and mask), a random legal id from the mask, ``env.step``; returns the actions."""
+    env.reset(seed=seed)
+    n = 0
+    rr = rng.randrange
+    for _agent in env.agent_iter():
+        obs, _rew, term, trunc, _info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = obs["action_mask"].nonzero()[0]
+        env.step(int(legal[rr(len(legal))]))
+        n += 1
+    return n
+
+
 def bench_aec(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
     from handfoot_env import handfoot_v0
     env = handfoot_v0.env(rules=preset)
     rng = random.Random(cfg["seed"])
 
     def play(seed: int):
-        env.reset(seed=seed)
-        n = 0
-        rr = rng.randrange
-        for _agent in env.agent_iter():
-            obs, _rew, term, trunc, _info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            legal = obs["action_mask"].nonzero()[0]
-            env.step(int(legal[rr(len(legal))]))
-            n += 1
+        n = play_aec_game(env, seed, rng)
         return n, n
 
     return _GameRunner(play, cfg, cfg["seed"])

@@ -14,21 +14,13 @@ import random
 import time
 from typing import List, Optional
 
+from experiments.bench import play_aec_game
+
 
 def play(env, games: int, seed: int) -> int:
+    """``games`` whole games of the bench's AEC loop; returns the actions played."""
     rng = random.Random(seed)
-    n = 0
-    for g in range(games):
-        env.reset(seed=seed + g)
-        for _agent in env.agent_iter():
-            obs, _rew, term, trunc, _info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            legal = obs["action_mask"].nonzero()[0]
-            env.step(int(legal[rng.randrange(len(legal))]))
-            n += 1
-    return n
+    return sum(play_aec_game(env, seed + g, rng) for g in range(games))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
