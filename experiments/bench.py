@@ -15,6 +15,13 @@ same run the same way:
                game with observation and mask every decision, the other seats
                random legal play; actions/s counts every seat's actions, obs/s
                the learner observations.
+``selfplay``   the self-play training env as ``handfoot train`` builds it
+               (:func:`experiments.selfplay.make_vec_env`, single process:
+               ``DummyVecEnv`` of ``SeatEnv`` behind ``MaskedVecEnv``), with the
+               network of the ``selfplay.train_config`` recipe freshly initialised
+               playing the learner's partner (as in training) and random opponents;
+               the learner takes random legal actions from ``action_masks()``.
+               actions/s counts every seat's actions, obs/s the learner's.
 ``openspiel``  ``pyspiel.load_game("gin_rummy")``: ``state.observation_tensor()``
                and ``state.legal_actions()`` every decision, chance nodes sampled
                from ``chance_outcomes()`` (not counted as actions).
@@ -55,7 +62,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-ROW_KINDS = ("engine", "aec", "vecenv", "openspiel", "openspiel_rl", "rlcard")
+ROW_KINDS = ("engine", "aec", "vecenv", "selfplay", "openspiel", "openspiel_rl", "rlcard")
 DEFAULTS: Dict[str, Any] = {
     "presets": ["pagat", "bicycle"],        # rules measured by engine, aec and vecenv rows
     "growth_presets": ["six_player"],       # extra engine and aec rows for the cost-growth note
@@ -67,6 +74,7 @@ DEFAULTS: Dict[str, Any] = {
     "seed": 0,
     "clock": "cpu",                         # cpu (process time) or wall
     "vecenv": {"n_envs": 16},
+    "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
     "memory": {"instances": 100},
     "clone": {"states": 200, "repeats": 50},
     "out": "runs/bench",
@@ -77,6 +85,7 @@ QUICK: Dict[str, Any] = {
     "warmup_seconds": 0.0,
     "interleave": 2,
     "vecenv": {"n_envs": 4},
+    "selfplay": {"n_envs": 2},
     "memory": {"instances": 5},
     "clone": {"states": 10, "repeats": 5},
 }
@@ -146,6 +155,12 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
         raise BenchConfigError(f"games must be a positive integer or null, got {cfg['games']!r}")
     if float(cfg["seconds"]) <= 0:
         raise BenchConfigError(f"seconds must be positive, got {cfg['seconds']!r}")
+    for section in ("vecenv", "selfplay"):
+        n = cfg[section]["n_envs"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise BenchConfigError(f"{section}.n_envs must be a positive integer, got {n!r}")
+    if "selfplay" in cfg["rows"] and _train_config_path(str(cfg["selfplay"]["train_config"])) is None:
+        raise BenchConfigError(f"selfplay.train_config: file {cfg['selfplay']['train_config']!r} not found")
     il = cfg["interleave"]
     if isinstance(il, bool) or not isinstance(il, int) or il < 1:
         raise BenchConfigError(f"interleave must be a positive integer, got {il!r}")
@@ -306,8 +321,11 @@ class _VecRunner:
     """The batched runner's row, slice by slice: whole ``VecEnv`` steps until the slice's budget
     is spent (or the slice's share of finished games)."""
 
-    def __init__(self, venv, step: Callable[[], None], cfg: Dict[str, Any]):
+    def __init__(self, venv, step: Callable[[], None], cfg: Dict[str, Any],
+                 counters: Optional[Callable[[], Any]] = None):
         self.venv, self.step, self.cfg = venv, step, cfg
+        # (game actions so far, episodes started so far) of all the envs
+        self.counters = counters or (lambda: (venv.total_actions, venv.total_episodes))
         self.clock = _Clock(cfg["clock"])
         self.actions = self.decisions = self.episodes = 0
 
@@ -318,30 +336,68 @@ class _VecRunner:
             self.step()
 
     def run_slice(self, k: int, slices: int) -> None:
-        venv, step, n_envs = self.venv, self.step, self.venv.num_envs
+        step, n_envs, counters = self.step, self.venv.num_envs, self.counters
         games_target = self.cfg["games"]
         goal = -(-int(games_target) * (k + 1) // slices) if games_target is not None else None
         budget = float(self.cfg["seconds"]) / slices
-        a0, e0 = venv.total_actions, venv.total_episodes
+        a0, e0 = counters()
         clock = self.clock
         gc.collect()
         clock.start()
         while True:
-            if goal is not None and self.episodes + venv.total_episodes - e0 >= goal:
+            if goal is not None and self.episodes + counters()[1] - e0 >= goal:
                 break
             step()
             self.decisions += n_envs
             if goal is None and clock.running() >= budget:
                 break
         clock.stop()
-        self.actions += venv.total_actions - a0
-        self.episodes += venv.total_episodes - e0
+        a1, e1 = counters()
+        self.actions += a1 - a0
+        self.episodes += e1 - e0
 
     def result(self) -> Dict[str, Any]:
         res = _rates(self.actions, self.decisions, self.episodes, self.clock)
         res["n_envs"] = self.venv.num_envs
         res["actions_per_game"] = None  # games in flight at both ends of the window: not meaningful here
         return res
+
+
+def _train_config_path(name: str) -> Optional[Path]:
+    """A training config by path, from the working directory or the project's root."""
+    for p in (Path(name), CONFIG_DIR.parents[1] / name):
+        if p.is_file():
+            return p
+    return None
+
+
+def bench_selfplay(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
+    import numpy as np
+
+    from experiments.selfplay import extract_weights, make_vec_env
+    from experiments.train import build_model, env_kwargs, load_train_config
+    sp = cfg["selfplay"]
+    n_envs = int(sp["n_envs"])
+    tcfg = load_train_config(_train_config_path(sp["train_config"]), [f"rules={preset}"])
+    kwargs = {**env_kwargs(tcfg), "opponents": {"random": 1.0}}
+    venv = make_vec_env(kwargs, n_envs, cfg["seed"], subprocess=False)
+    model = build_model(tcfg, venv, cfg["seed"])
+    venv.env_method("set_learner", extract_weights(model.policy))      # the partner's network
+    seat_envs = [e.unwrapped for e in venv.venv.envs]
+    rng = random.Random(cfg["seed"])
+    actions = np.zeros(n_envs, dtype=np.int64)
+
+    def step() -> None:
+        masks = venv.action_masks()
+        rr = rng.randrange
+        for i in range(n_envs):
+            legal = masks[i].nonzero()[0]
+            actions[i] = legal[rr(len(legal))]
+        venv.step(actions)
+
+    venv.reset()
+    return _VecRunner(venv, step, cfg, counters=lambda: (sum(e.actions_applied for e in seat_envs),
+                                                         sum(e.episode_count for e in seat_envs)))
 
 
 def bench_openspiel(cfg: Dict[str, Any]) -> Any:
@@ -587,6 +643,10 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
         if "vecenv" in kinds and not g:
             rows.append(_row("vecenv", preset, f"BatchedVecEnv x{cfg['vecenv']['n_envs']} (learner obs + mask)",
                              lambda p=preset: bench_vecenv(p, cfg), g))
+        if "selfplay" in kinds and not g:
+            rows.append(_row("selfplay", preset, f"self-play training env x{cfg['selfplay']['n_envs']} "
+                             "(DummyVecEnv of SeatEnv; partner = learner net)",
+                             lambda p=preset: bench_selfplay(p, cfg), g))
     _measure(rows, cfg, say)
     ref = next((r for r in rows if r["kind"] == "openspiel" and r["status"] == "ok"), None)
     for r in rows:

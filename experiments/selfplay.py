@@ -80,6 +80,7 @@ from handfoot_env.observation import (
     action_mask,
     encode_observation,
     encode_state,
+    mask_of,
     observation_names,
     observation_size,
     state_size,
@@ -254,6 +255,9 @@ class SeatEnv(gym.Env):
         self.seat = 0
         self.opponent = ""
         self.episode_count = 0
+        self.actions_applied = 0             # game actions of every seat so far (handfoot bench counts them)
+        self._legal: Optional[List[int]] = None   # the learner's legal list from _obs() ...
+        self._legal_at: Optional[Tuple[int, int]] = None   # ... and its state: (game seed, action count)
 
     # ---------------------------------------------------------- weights from the trainer
     def set_learner(self, weights: Dict[str, Any]) -> None:
@@ -269,10 +273,28 @@ class SeatEnv(gym.Env):
 
     # ---------------------------------------------------------- helpers
     def _obs(self) -> Dict[str, np.ndarray]:
-        o = encode_observation(self.game, self.seat)
+        g = self.game
+        if g.current == self.seat and g.phase != GAME_OVER:
+            legal = g.legal_actions()       # one legal list for the observation, the mask and step()
+            self._legal, self._legal_at = legal, (g.seed, g.action_count)
+            o = encode_observation(g, self.seat, legal)
+            mask = mask_of(legal)
+        else:
+            self._legal = None
+            o = encode_observation(g, self.seat)
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         if self.centralised_critic:
-            o = np.concatenate([o, encode_state(self.game)])
-        return {"observation": o, "action_mask": action_mask(self.game, self.seat)}
+            o = np.concatenate([o, encode_state(g)])
+        return {"observation": o, "action_mask": mask}
+
+    def _play(self, a: int, legal: Optional[List[int]]) -> None:
+        """Apply ``a``: straight away when ``legal`` (this state's legal list) holds it, else through
+        ``Game.step``, which raises IllegalActionError naming the reason."""
+        if legal is not None and a in legal:
+            self.game._apply(a)
+        else:
+            self.game.step(a)
+        self.actions_applied += 1
 
     def _phi(self) -> float:
         if not (self.shaping_books or self.shaping_points) or self.game.phase == GAME_OVER:
@@ -323,18 +345,18 @@ class SeatEnv(gym.Env):
                 a.reset(p, self.rules, int(self.rng.integers(2 ** 31)))
                 self.players[p] = ("agent", a)
 
-    def _other_act(self, p: int) -> int:
+    def _other_act(self, p: int, legal: List[int]) -> int:
         g = self.game
         kind, who = self.players[p]
         if kind == "policy":
             pol = who if who is not None else self.learner
             if pol is None:
                 raise RuntimeError("SeatEnv: no learner weights set (call set_learner first)")
-            return pol.act(encode_observation(g, p), action_mask(g, p), self.rng)
+            return pol.act(encode_observation(g, p, legal), mask_of(legal), self.rng)
         from handfoot_env.view import seat_view
         obs = None
         if getattr(who, "needs_observation", False):
-            obs = {"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}
+            obs = {"observation": encode_observation(g, p, legal), "action_mask": mask_of(legal)}
         return int(who.act(obs, seat_view(g, p)))
 
     def _advance(self) -> float:
@@ -354,7 +376,8 @@ class SeatEnv(gym.Env):
                 return reward
             if g.current == self.seat or g.action_count >= self.max_actions:
                 return reward
-            g.step(self._other_act(g.current))
+            legal = g.legal_actions()
+            self._play(int(self._other_act(g.current, legal)), legal)
 
     # ---------------------------------------------------------- gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None):
@@ -376,7 +399,9 @@ class SeatEnv(gym.Env):
 
     def step(self, action):
         g = self.game
-        g.step(int(action))
+        legal = self._legal if self._legal_at == (g.seed, g.action_count) else None
+        self._legal = None
+        self._play(int(action), legal)
         reward = self._pending + self._advance()
         self._pending = 0.0
         phi = self._phi()

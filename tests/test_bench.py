@@ -21,7 +21,8 @@ from handfoot_env.observation import action_mask, encode_observation, mask_of, o
 
 PRESETS = ["pagat", "bicycle", "six_player", "individual"]
 ROW_IDS = ["openspiel/gin_rummy", "openspiel_rl/gin_rummy", "rlcard/gin-rummy", "engine/pagat", "aec/pagat",
-           "vecenv/pagat", "engine/bicycle", "aec/bicycle", "vecenv/bicycle", "engine/six_player", "aec/six_player"]
+           "vecenv/pagat", "selfplay/pagat", "engine/bicycle", "aec/bicycle", "vecenv/bicycle", "selfplay/bicycle",
+           "engine/six_player", "aec/six_player"]
 
 
 # ----------------------------------------------------------------------------- bench CLI
@@ -89,18 +90,27 @@ def test_bench_config_errors(tmp_path, capsys):
     assert bench_main(["no/such/file.yaml"]) == 2
     assert bench_main(["--interleave", "0"]) == 2
     assert "interleave must be a positive integer" in capsys.readouterr().err
+    bad.write_text("selfplay:\n  train_config: configs/train/nope.yaml\n")
+    assert bench_main([str(bad)]) == 2
+    assert "selfplay.train_config: file 'configs/train/nope.yaml' not found" in capsys.readouterr().err
+    bad.write_text("vecenv:\n  n_envs: 0\n")
+    assert bench_main([str(bad)]) == 2
+    assert "vecenv.n_envs must be a positive integer" in capsys.readouterr().err
 
 
 def test_bench_interleaved_slices_play_the_requested_games(tmp_path):
     """With a games target, the round-robin slices together play exactly that many games per row."""
     from experiments.bench import bench_main
-    rc = bench_main(["--rows", "engine,aec,vecenv", "--presets", "pagat", "--games", "3", "--interleave", "2",
-                     "--out", str(tmp_path), "--json"])
+    rc = bench_main(["--quick", "--rows", "engine,aec,vecenv,selfplay", "--presets", "pagat", "--games", "3",
+                     "--interleave", "2", "--out", str(tmp_path), "--json"])
     assert rc == 0
     res = json.loads((tmp_path / "bench.json").read_text())
     rows = {r["id"]: r for r in res["rows"]}
     assert rows["engine/pagat"]["games"] == 3 and rows["aec/pagat"]["games"] == 3
-    assert rows["vecenv/pagat"]["games"] >= 3
+    assert rows["vecenv/pagat"]["games"] >= 3 and rows["selfplay/pagat"]["games"] >= 3
+    # the self-play row counts every seat's actions: about four per learner decision
+    sp = rows["selfplay/pagat"]
+    assert sp["status"] == "ok" and 2 * sp["observations"] < sp["actions"] < 8 * sp["observations"]
     assert res["config"]["interleave"] == 2
 
 

@@ -103,6 +103,23 @@ def test_each_seat_gets_exactly_its_own_rewards(seat, opponent, reward):
     assert info["selfplay"]["seat"] == seat
 
 
+def test_seat_env_rejects_illegal_and_stale_actions_and_counts_every_action():
+    """step() applies a listed action directly; anything else goes through Game.step's checks."""
+    from handfoot_env.engine import IllegalActionError
+    env = selfplay.SeatEnv(opponents={"random": 1.0}, seed=3)
+    env.set_learner(random_weights(3))
+    obs, _ = env.reset(seed=1, options={"seat": 0})
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError):
+        env.step(illegal)
+    before = env.game.action_count
+    env.game.step(env.game.legal_actions()[0])      # the state moves on outside step(): the cached list is stale
+    a = env.game.legal_actions()[0]
+    env.step(a)                                      # validated by Game.step, still legal
+    assert env.game.action_count > before + 1
+    assert env.actions_applied == env.game.action_count - 1   # every action but the one made outside step()
+
+
 def test_rewards_of_the_two_learner_seats_of_one_game_are_their_own():
     """Same deal, learner in seat 0 vs seat 1 (opposite teams): each gets its own team's signed rewards."""
     out = {}
