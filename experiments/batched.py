@@ -11,7 +11,7 @@ slot.  No worker processes, no pickling: throughput is the engine's.
 Compatible with Stable-Baselines3 and sb3-contrib's ``MaskablePPO``:
 
 * ``observation_space`` is the per-slot ``Box(float32, (obs_size,))`` of
-  :func:`handfoot_env.observation.encode_observation` (168 entries under
+  :func:`handfoot_env.observation.encode_observation` (170 entries under
   ``pagat``), ``action_space`` is ``Discrete(705)``;
 * ``action_masks()`` returns the ``(n_envs, 705)`` int8 masks of the current
   observations, and ``env_method("action_masks")`` / ``has_attr("action_masks")``
