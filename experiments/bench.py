@@ -297,12 +297,10 @@ def bench_aec(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
     return _GameRunner(play, cfg, cfg["seed"])
 
 
-def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
+def _random_vec_step(venv, n_envs: int, seed: int) -> Callable[[], None]:
+    """One vector step of uniform random legal play from ``venv.action_masks()``."""
     import numpy as np
-    from experiments.batched import BatchedVecEnv
-    n_envs = int(cfg["vecenv"]["n_envs"])
-    venv = BatchedVecEnv(n_envs=n_envs, rules=preset, seed=cfg["seed"])
-    rng = random.Random(cfg["seed"])
+    rng = random.Random(seed)
     actions = np.zeros(n_envs, dtype=np.int64)
 
     def step() -> None:
@@ -313,6 +311,14 @@ def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
             actions[i] = legal[rr(len(legal))]
         venv.step(actions)
 
+    return step
+
+
+def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
+    from experiments.batched import BatchedVecEnv
+    n_envs = int(cfg["vecenv"]["n_envs"])
+    venv = BatchedVecEnv(n_envs=n_envs, rules=preset, seed=cfg["seed"])
+    step = _random_vec_step(venv, n_envs, cfg["seed"])
     venv.reset()
     return _VecRunner(venv, step, cfg)
 
@@ -372,8 +378,6 @@ def _train_config_path(name: str) -> Optional[Path]:
 
 
 def bench_selfplay(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
-    import numpy as np
-
     from experiments.selfplay import extract_weights, make_vec_env
     from experiments.train import build_model, env_kwargs, load_train_config
     sp = cfg["selfplay"]
@@ -384,17 +388,7 @@ def bench_selfplay(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
     model = build_model(tcfg, venv, cfg["seed"])
     venv.env_method("set_learner", extract_weights(model.policy))      # the partner's network
     seat_envs = [e.unwrapped for e in venv.venv.envs]
-    rng = random.Random(cfg["seed"])
-    actions = np.zeros(n_envs, dtype=np.int64)
-
-    def step() -> None:
-        masks = venv.action_masks()
-        rr = rng.randrange
-        for i in range(n_envs):
-            legal = masks[i].nonzero()[0]
-            actions[i] = legal[rr(len(legal))]
-        venv.step(actions)
-
+    step = _random_vec_step(venv, n_envs, cfg["seed"])
     venv.reset()
     return _VecRunner(venv, step, cfg, counters=lambda: (sum(e.actions_applied for e in seat_envs),
                                                          sum(e.episode_count for e in seat_envs)))
