@@ -505,12 +505,6 @@ class Game:
         self._add_legal_melds(p, out)
         return out
 
-    def _legal_melds(self, p: int) -> List[int]:
-        """The legal meld actions, in id order."""
-        out: List[int] = []
-        self._add_legal_melds(p, out)
-        return out
-
     def _add_legal_melds(self, p: int, out: List[int]) -> None:
         """Append the legal meld actions to ``out``: slot by slot, each slot's in id order,
         so that ``out`` stays sorted."""
@@ -692,7 +686,7 @@ class Game:
     def _meld_post_reason(self, p: int, ctx, s: int, n: int, t: int, j: int, book: bool) -> Optional[str]:
         """Checks of a structurally valid meld that depend on the rest of the state.
 
-        ``_legal_melds`` skips this call when the team has opened, no pickup meld is
+        ``_add_legal_melds`` skips this call when the team has opened, no pickup meld is
         pending and the meld leaves two cards or the player is not in the foot (it
         returns None then): a new check for that case must go there too
         (tests/test_bench.py compares legal_actions with reason_illegal).

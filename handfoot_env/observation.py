@@ -53,7 +53,6 @@ from .engine import ANSWER_PHASE, DRAW_PHASE, GAME_OVER, MAX_CANCELS_PER_TURN, G
 _EYE = [tuple(1.0 if i == k else 0.0 for i in range(NUM_KINDS)) for k in range(NUM_KINDS)]
 _ZERO15 = (0.0,) * NUM_KINDS
 _PHASES = [tuple(1.0 if i == k else 0.0 for i in range(4)) for k in range(4)]
-_SLOT_VALUES = tuple(VALUES[s] if s < NUM_RANKS else 0 for s in range(NUM_SLOTS))
 _F32 = np.float32
 _I8 = np.int8
 _frombuffer = np.frombuffer      # positional dtype: keyword parsing costs more than the call
