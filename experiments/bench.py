@@ -203,11 +203,12 @@ class _GameRunner:
     """A row measured slice by slice: ``play_one(seed)`` plays one whole game and returns
     (actions, observations); each slice plays whole games until its budget is spent."""
 
-    def __init__(self, play_one: Callable[[int], Any], cfg: Dict[str, Any], seed0: int):
+    def __init__(self, play_one: Callable[[int], Any], cfg: Dict[str, Any], seed0: int,
+                 version: Optional[str] = None):
         self.play_one, self.cfg, self.seed0 = play_one, cfg, seed0
         self.clock = _Clock(cfg["clock"])
         self.actions = self.obs = self.games = 0
-        self.extra: Dict[str, Any] = {}
+        self.extra: Dict[str, Any] = {} if version is None else {"version": version}
 
     def warmup(self) -> None:
         warm = float(self.cfg.get("warmup_seconds") or 0)
@@ -418,9 +419,7 @@ def bench_openspiel(cfg: Dict[str, Any]) -> Any:
             n += 1
         return n, n
 
-    runner = _GameRunner(play, cfg, cfg["seed"])
-    runner.extra["version"] = _version("open_spiel")
-    return runner
+    return _GameRunner(play, cfg, cfg["seed"], version=_version("open_spiel"))
 
 
 def bench_openspiel_rl(cfg: Dict[str, Any]) -> Any:
@@ -445,9 +444,7 @@ def bench_openspiel_rl(cfg: Dict[str, Any]) -> Any:
             n += 1
         return n, n
 
-    runner = _GameRunner(play, cfg, cfg["seed"])
-    runner.extra["version"] = _version("open_spiel")
-    return runner
+    return _GameRunner(play, cfg, cfg["seed"], version=_version("open_spiel"))
 
 
 def bench_rlcard(cfg: Dict[str, Any]) -> Any:
@@ -468,9 +465,7 @@ def bench_rlcard(cfg: Dict[str, Any]) -> Any:
             n += 1
         return n, n
 
-    runner = _GameRunner(play, cfg, cfg["seed"])
-    runner.extra["version"] = _version("rlcard")
-    return runner
+    return _GameRunner(play, cfg, cfg["seed"], version=_version("rlcard"))
 
 
 def _version(dist: str) -> Optional[str]:
