@@ -21,7 +21,9 @@ import random
 from typing import Any, Optional
 
 from handfoot_env.config import RuleConfig
-from handfoot_env.view import SeatView
+from handfoot_env.engine import Game
+from handfoot_env.observation import action_mask, encode_observation
+from handfoot_env.view import SeatView, seat_view
 
 
 class Agent:
@@ -56,3 +58,11 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(seed={self.seed})"
+
+
+def agent_action(agent, game: Game, seat: int) -> int:
+    """Ask ``agent`` (playing ``seat``) for its action in ``game``."""
+    obs = None
+    if getattr(agent, "needs_observation", False):
+        obs = {"observation": encode_observation(game, seat), "action_mask": action_mask(game, seat)}
+    return int(agent.act(obs, seat_view(game, seat)))

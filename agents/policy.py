@@ -123,11 +123,8 @@ def load_weights(path: str) -> Dict[str, Any]:
     p = resolve_policy_path(path)
     if p.suffix == ".npz":
         return load_actor(p)
-    from sb3_contrib import MaskablePPO
-
-    from experiments.selfplay import extract_weights
-    model = MaskablePPO.load(str(p), device="cpu")
-    return extract_weights(model.policy)
+    from agents import sb3_model  # torch and SB3, only for a model.zip
+    return sb3_model.load_model_weights(p)
 
 
 class PolicyAgent(Agent):

@@ -1,14 +1,11 @@
-"""RLlib (Ray) policies: the action-masking RLModule and ``rllib:PATH`` agents.
+"""``rllib:PATH`` agents: checkpoints of the RLlib backend played in NumPy.
 
-:class:`MaskedActorCritic` is the torch ``RLModule`` that the RLlib backend
-(:mod:`experiments.rllib_backend`) trains with PPO on RLlib's new API stack.
-It is written here from RLlib's public ``TorchRLModule`` / ``ValueFunctionAPI``
-/ ``InferenceOnlyAPI`` interfaces (not RLlib's example masking module, which
-subclasses a deprecated class):
+The RLlib backend (:mod:`experiments.training.rllib`) trains the torch
+``RLModule`` :class:`experiments.training.rllib_module.MaskedActorCritic`:
 
 * input: the env's ``Dict(observation=Box(170), action_mask=Box(705))``;
   the observation is multiplied by the same fixed per-index scale as the SB3
-  backend's network (``experiments.selfplay.observation_scale``), held as a
+  backend's network (:func:`handfoot_env.observation.observation_scale`), held as a
   buffer so a checkpoint carries it;
 * actor: an MLP (``hidden`` sizes, ``tanh`` or ``relu``) -> 705 logits; the
   logits of illegal actions are replaced by ``MASKED_LOGIT`` in *every* forward
@@ -33,9 +30,12 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Optional, Union
 
 import numpy as np
+
+from agents.policy import PolicyAgent
+from handfoot_env.observation import observation_scale
 
 #: logit given to illegal actions (finite, so 0 * logit stays 0 in entropy and KL terms)
 MASKED_LOGIT = -1e9
@@ -43,110 +43,13 @@ LEARNER = "learner"
 MODULE_STATE = "module_state.pkl"
 
 
-# ----------------------------------------------------------------------------- the RLModule
-def _module_class():
-    """Build the RLModule class (Ray and torch are imported only when it is needed)."""
-    import torch
-    from torch import nn
-    from ray.rllib.core.columns import Columns
-    from ray.rllib.core.rl_module.apis import InferenceOnlyAPI, ValueFunctionAPI
-    from ray.rllib.core.rl_module.torch import TorchRLModule
-
-    def mlp(n_in: int, hidden: List[int], act: str) -> nn.Sequential:
-        layers: List[nn.Module] = []
-        for h in hidden:
-            layers += [nn.Linear(n_in, h), nn.ReLU() if act == "relu" else nn.Tanh()]
-            n_in = h
-        return nn.Sequential(*layers)
-
-    class MaskedActorCritic(TorchRLModule, ValueFunctionAPI, InferenceOnlyAPI):
-        """Masked actor-critic MLP for Hand and Foot (see the module docstring).
-
-        ``model_config``: ``hidden`` (list of ints, default [256, 256]),
-        ``vf_hidden`` (default: ``hidden``), ``activation`` (``tanh``/``relu``),
-        ``players``/``teams`` (to build the input scale; default 4/2).
-        """
-
-        def setup(self):
-            cfg = dict(self.model_config or {})
-            hidden = [int(h) for h in cfg.get("hidden", [256, 256])]
-            vf_hidden = [int(h) for h in (cfg.get("vf_hidden") or hidden)]
-            act = str(cfg.get("activation", "tanh"))
-            if act not in ("tanh", "relu"):
-                raise ValueError(f"activation must be tanh or relu, got {act!r}")
-            space = self.observation_space
-            obs_space = space["observation"] if hasattr(space, "spaces") else space
-            n_obs = int(obs_space.shape[0])
-            n_act = int(self.action_space.n)
-            scale = input_scale(n_obs, int(cfg.get("players", 4)), int(cfg.get("teams", 2)))
-            self.register_buffer("obs_scale", torch.as_tensor(scale))
-            # the activation travels in the state too, so NumPy players need no Ray to read the config
-            self.register_buffer("activation_relu", torch.tensor(1.0 if act == "relu" else 0.0))
-            self.pi = mlp(n_obs, hidden, act)
-            self.pi_out = nn.Linear(hidden[-1] if hidden else n_obs, n_act)
-            # small initial logits: a near-uniform policy over the legal actions
-            nn.init.orthogonal_(self.pi_out.weight, gain=0.01)
-            nn.init.zeros_(self.pi_out.bias)
-            if not self.inference_only:
-                self.vf = mlp(n_obs, vf_hidden, act)
-                self.vf_out = nn.Linear(vf_hidden[-1] if vf_hidden else n_obs, 1)
-            self._masked = float(MASKED_LOGIT)
-
-        def get_non_inference_attributes(self) -> List[str]:
-            return ["vf", "vf_out"]
-
-        def _split(self, batch):
-            obs = batch[Columns.OBS]
-            return obs["observation"].float() * self.obs_scale, obs["action_mask"]
-
-        def _forward(self, batch, **kwargs):
-            x, mask = self._split(batch)
-            logits = self.pi_out(self.pi(x))
-            legal = mask > 0
-            logits = torch.where(legal, logits, torch.full_like(logits, self._masked))
-            return {Columns.ACTION_DIST_INPUTS: logits}
-
-        def compute_values(self, batch, embeddings=None):
-            x, _ = self._split(batch)
-            return self.vf_out(self.vf(x)).squeeze(-1)
-
-    MaskedActorCritic.__module__ = __name__
-    MaskedActorCritic.__qualname__ = "MaskedActorCritic"
-    return MaskedActorCritic
-
-
 def input_scale(n_obs: int, players: int = 4, teams: int = 2) -> np.ndarray:
-    """The SB3 backend's fixed per-index input scale (``experiments.selfplay.observation_scale``)."""
-    try:
-        from experiments.selfplay import observation_scale
-        s = np.asarray(observation_scale(players, teams), dtype=np.float32)
-        if s.shape == (n_obs,):
-            return s
-    except ImportError:  # pragma: no cover - SB3 backend absent
-        return np.ones(n_obs, dtype=np.float32)
+    """The fixed per-index input scale of every learner (:func:`handfoot_env.observation.observation_scale`)."""
+    s = observation_scale(players, teams)
+    if s.shape == (n_obs,):
+        return s
     raise ValueError(f"observation size {n_obs} does not match {players} players / {teams} teams "
                      f"(model_config players/teams)")
-
-
-_CLASS = None
-
-
-def __getattr__(name: str):
-    # ``MaskedActorCritic`` is built on first access so that importing this module
-    # (e.g. to play a checkpoint with NumPy) does not import Ray.
-    global _CLASS
-    if name == "MaskedActorCritic":
-        if _CLASS is None:
-            _CLASS = _module_class()
-        return _CLASS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def module_spec(observation_space, action_space, model_config: Dict[str, Any]):
-    """``RLModuleSpec`` of :class:`MaskedActorCritic` for the given spaces."""
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    return RLModuleSpec(module_class=__getattr__("MaskedActorCritic"), observation_space=observation_space,
-                        action_space=action_space, model_config=dict(model_config))
 
 
 # ----------------------------------------------------------------------------- checkpoints
@@ -234,8 +137,6 @@ def load_rllib_agent(path: str, seed: int = 0, module_id: str = LEARNER):
     from the masked softmax (seeded by ``reset``), and ``@MODULE`` before it to
     play another module of the checkpoint (e.g. ``@snapshot_0``).
     """
-    from agents.policy import PolicyAgent
-
     spec = str(path)
     sample = False
     if spec.endswith("?sample"):
@@ -248,5 +149,5 @@ def load_rllib_agent(path: str, seed: int = 0, module_id: str = LEARNER):
     return PolicyAgent(weights, seed=seed, sample=sample, name=f"rllib:{path}")
 
 
-__all__ = ["MASKED_LOGIT", "LEARNER", "module_spec", "find_module_dir", "load_module_weights", "actor_weights",
+__all__ = ["MASKED_LOGIT", "LEARNER", "find_module_dir", "load_module_weights", "actor_weights",
            "load_rllib_agent", "input_scale"]

@@ -37,22 +37,60 @@ Engine choices beyond RULES.md (documented in docs/rules_engine.md):
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .actions import (ACTION_NAMES, ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_ACTION,
-                      DISCARD_BASE, DISCARD_KINDS, DRAW, LAY_RED_THREE, MELD_BASE, MELD_SPECS,
-                      MELDS_BY_SLOT, NUM_ACTIONS, PICKUP)
-from .cards import (BLACK3, CODES, JOKER, NUM_KINDS, NUM_RANKS, NUM_SLOTS, RED3, SLOT_CODES, TWO,
-                    VALUES, WILD_SLOT, codes_of, deck_counts, kind_of)
+from .actions import (
+    ACTION_NAMES,
+    ANSWER_NO,
+    ANSWER_YES,
+    ASK_GO_OUT,
+    CANCEL_MELDS,
+    DISCARD_ACTION,
+    DISCARD_BASE,
+    DISCARD_KINDS,
+    DRAW,
+    LAY_RED_THREE,
+    MELD_BASE,
+    MELD_SPECS,
+    NUM_ACTIONS,
+    PICKUP,
+    action_index,
+)
+from .cards import (
+    BLACK3,
+    CODES,
+    JOKER,
+    NUM_KINDS,
+    NUM_RANKS,
+    NUM_SLOTS,
+    RED3,
+    SLOT_CODES,
+    TWO,
+    VALUES,
+    WILD_SLOT,
+    codes_of,
+    deck_counts,
+    kind_of,
+)
 from .config import RuleConfig, RulesLike, load_rules
+from .melds import (
+    BOOK_SIZE,
+    CLEAN,
+    DIRTY,
+    WILD,
+    book_type,
+    fresh_meld_table,
+    max_meld_value,
+    meld_points,
+    opening_bounds,
+    structural_ids,
+    wild_ok,
+)
+from .scoring import team_round_score
 
 DRAW_PHASE, MELD_PHASE, ANSWER_PHASE, GAME_OVER = 0, 1, 2, 3
 PHASE_NAMES = ("draw", "meld", "answer", "game_over")
 MAX_CANCELS_PER_TURN = 1
-BOOK_SIZE = 7
-CLEAN, DIRTY, WILD = 0, 1, 2
-BOOK_TYPE_NAMES = ("clean", "dirty", "wild")
 
 
 class IllegalActionError(ValueError):
@@ -63,239 +101,6 @@ class IllegalActionError(ValueError):
         self.reason = reason
         name = ACTION_NAMES[action] if isinstance(action, int) and 0 <= action < NUM_ACTIONS else repr(action)
         super().__init__(f"illegal action {name!r}: {reason}")
-
-
-def _wild_ok(naturals: int, wilds: int, double: bool) -> bool:
-    return naturals >= 2 * wilds if double else naturals > wilds
-
-
-@lru_cache(maxsize=None)
-def _structural_melds(slot: int, hn: int, ht: int, hj: int, n0: int, t0: int, j0: int,
-                      double: bool) -> Tuple[Tuple[int, int, int, int, int], ...]:
-    """Meld actions that are valid for the meld itself: (id, N, T, J, makes_book).
-
-    ``hn/ht/hj`` are the naturals of the slot's rank, twos and jokers in hand
-    (capped by the caller), ``n0/t0/j0`` the slot's current unfinished meld.
-    """
-    size0 = n0 + t0 + j0
-    out = []
-    for aid, n, t, j in MELDS_BY_SLOT[slot]:
-        if n > hn or t > ht or j > hj:
-            continue
-        total = size0 + n + t + j
-        if total < 3 or total > BOOK_SIZE:
-            continue
-        if slot != WILD_SLOT and not _wild_ok(n0 + n, t0 + j0 + t + j, double):
-            continue
-        out.append((aid, n, t, j, total == BOOK_SIZE))
-    return tuple(out)
-
-
-@lru_cache(maxsize=None)
-def _structural_ids(slot: int, hn: int, ht: int, hj: int, n0: int, t0: int, j0: int,
-                    double: bool) -> Tuple[tuple, Tuple[int, ...]]:
-    """``_structural_melds`` with the tuple of their action ids (for the hot path).
-
-    Computed from slot 0 with the ids shifted (every natural slot has the same
-    meld table) and hand counts capped at the meld's room (more change nothing),
-    so that its many keys share few ``_structural_melds`` computations.
-    """
-    if slot == WILD_SLOT:
-        cand = _structural_melds(slot, hn, ht, hj, n0, t0, j0, double)
-    else:
-        room = BOOK_SIZE - n0 - t0 - j0
-        base = _structural_melds(0, min(hn, room), min(ht, room), min(hj, room), n0, t0, j0, double)
-        shift = MELDS_BY_SLOT[slot][0][0] - MELDS_BY_SLOT[0][0][0]
-        cand = tuple((aid + shift, n, t, j, book) for aid, n, t, j, book in base)
-    return cand, tuple(c[0] for c in cand)
-
-
-@lru_cache(maxsize=None)
-def _fresh_meld_table(double: bool) -> list:
-    """``_structural_melds`` for an empty natural meld as a table ``[ht][hj][slot][hn]``
-    of (candidates, their ids), hn capped at 7 and ht, hj at 3 (the hot path's lookup)."""
-    return [[[[_structural_ids(s, hn, ht, hj, 0, 0, 0, double) for hn in range(8)]
-              for s in range(NUM_RANKS)] for hj in range(4)] for ht in range(4)]
-
-
-@lru_cache(maxsize=None)
-def _rank_options(hn: int, n0: int, w0: int, wmax: int, double: bool) -> Tuple[Tuple[int, int], ...]:
-    """(naturals, wilds) additions to one rank that leave all its melds legal.
-
-    The rank's unfinished meld holds ``n0`` naturals and ``w0`` wilds; every
-    meld but the last must become a book before the next one starts.
-    """
-    res = set()
-
-    def rec(k: int, x: int, nc: int, wc: int, depth: int) -> None:
-        # place (a, b) more cards into the current meld; k, x already used
-        s = nc + wc
-        if s == 0 or (s >= 3 and _wild_ok(nc, wc, double)):
-            res.add((k, x))
-        if depth > 4:
-            return
-        for a in range(0, min(hn - k, BOOK_SIZE - s) + 1):
-            for b in range(0, min(wmax - x, BOOK_SIZE - s - a) + 1):
-                if a == 0 and b == 0:
-                    continue
-                ns, nn, nw = s + a + b, nc + a, wc + b
-                if ns == BOOK_SIZE:
-                    if _wild_ok(nn, nw, double):
-                        rec(k + a, x + b, 0, 0, depth + 1)
-                elif ns >= 3 and _wild_ok(nn, nw, double):
-                    res.add((k + a, x + b))
-
-    rec(0, 0, n0, w0, 0)
-    return tuple(sorted(res))
-
-
-@lru_cache(maxsize=None)
-def _wild_meld_options(w_hand: int, w0: int) -> Tuple[int, ...]:
-    """Numbers of wilds that can go into wild melds given an unfinished one of ``w0``."""
-    res = set()
-
-    def rec(used: int, s: int, depth: int) -> None:
-        if s == 0 or s >= 3:
-            res.add(used)
-        if depth > 3:
-            return
-        for a in range(1, min(w_hand - used, BOOK_SIZE - s) + 1):
-            ns = s + a
-            if ns == BOOK_SIZE:
-                rec(used + a, 0, depth + 1)
-            elif ns >= 3:
-                res.add(used + a)
-
-    rec(0, w0, 0)
-    return tuple(sorted(res))
-
-
-# natural ranks, highest card value first
-_RANKS_BY_VALUE = (10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-
-
-def _opening_bounds(hand: Sequence[int], sizes: Sequence[int], wild_melds: bool, max_cards: int,
-                    need: int) -> Optional[bool]:
-    """Cheap exact answer to ``max_meld_value(hand, slots, rules, max_cards) >= need``, if any.
-
-    ``sizes`` are the card counts of the unfinished melds in ``slots``, each 0 or
-    at least 3 (true for an unopened team: only an opened team's pickup overflow
-    is shorter; otherwise None).  Returns False when an upper bound on the value
-    stays under ``need``, True when melds that the dynamic program certainly
-    considers reach it, None when only the program can tell.
-    """
-    if sizes[WILD_SLOT] in (1, 2):
-        return None
-    wilds = hand[TWO] + hand[JOKER]
-    # Upper bound: the best ``max_cards`` card values among the cards that could be melded.
-    # Not meldable: threes, a single natural of a rank without an unfinished meld, and a
-    # pair of such a rank without a wild (a new meld of two naturals needs exactly one
-    # wild, so at most ``wilds`` such pairs).
-    counts = [0, 0, 0, 0]                  # cards of value 5, 10, 20 (aces) and pairs' ranks
-    pairs: List[int] = []
-    for r in _RANKS_BY_VALUE:
-        sz = sizes[r]
-        if sz in (1, 2):
-            return None
-        k = hand[r]
-        if sz or k >= 3:
-            counts[VALUES[r] // 10] += k
-        elif k == 2 and len(pairs) < wilds:
-            pairs.append(VALUES[r])
-    for v in pairs:
-        counts[v // 10] += 2
-    high, left = 0, max_cards
-    for c, v in ((hand[JOKER], 50), (hand[TWO] + counts[2], 20), (counts[1], 10), (counts[0], 5)):
-        if left <= 0:
-            break
-        if c > left:
-            c = left
-        high += c * v
-        left -= c
-    if high < need:
-        return False
-    # Lower bound from options that _rank_options and _wild_meld_options certainly list
-    # (all unfinished melds being legal): the biggest wild meld addition, then per rank
-    # naturals only (onto the unfinished meld up to a book, which naturals never make
-    # illegal, or a new meld of 3-7; after a book a new meld of 3-7), then new melds of a
-    # pair and one wild.  The program counts wilds by the best ones, jokers first.
-    budget, nat, used_w = max_cards, 0, 0
-    if wild_melds and wilds:
-        used_w = max(o for o in _wild_meld_options(wilds, sizes[WILD_SLOT]) if o <= budget)  # 0 is one
-        budget -= used_w
-    for r in _RANKS_BY_VALUE:
-        k = hand[r]
-        if not k or budget <= 0:
-            continue
-        sz = sizes[r]
-        room = BOOK_SIZE - sz
-        c = min(k, room, budget)
-        if not sz and c < 3:
-            continue
-        if c == room:                       # a book: a new meld may follow
-            rest = min(k - c, BOOK_SIZE, budget - c)
-            if rest >= 3:
-                c += rest
-        nat += c * VALUES[r]
-        budget -= c
-    for r in _RANKS_BY_VALUE:
-        if used_w >= wilds or budget < 3:
-            break
-        if hand[r] == 2 and not sizes[r]:
-            nat += 2 * VALUES[r]
-            used_w += 1
-            budget -= 3
-    jokers = hand[JOKER] if hand[JOKER] < used_w else used_w
-    return True if nat + 50 * jokers + 20 * (used_w - jokers) >= need else None
-
-
-def max_meld_value(hand: Sequence[int], slots: Sequence[Sequence[int]], rules: RuleConfig,
-                   max_cards: int) -> int:
-    """Highest card value that ``hand`` can add to the team's melds ``slots``.
-
-    At most ``max_cards`` cards may be used.  Used for the first-meld minimum:
-    a pickup by an unopened team, and provisional melds once ``cancel_melds`` is
-    spent, are only legal when the opening can still be reached.
-    """
-    double = rules.wild_limit == "double"
-    wilds = hand[TWO] + hand[JOKER]
-    # dp: (wilds used in natural melds, cards used) -> best natural value
-    dp: Dict[Tuple[int, int], int] = {(0, 0): 0}
-    for r in range(NUM_RANKS):
-        n0, t0, j0 = slots[r]
-        hn = hand[r]
-        if hn == 0 and n0 + t0 + j0 == 0:
-            continue
-        opts = _rank_options(min(hn, 14), n0, t0 + j0, min(wilds, 6), double)
-        v = VALUES[r]
-        ndp: Dict[Tuple[int, int], int] = {}
-        for (x, c), val in dp.items():
-            for k, b in opts:
-                nx, nc = x + b, c + k + b
-                if nx > wilds or nc > max_cards:
-                    continue
-                key = (nx, nc)
-                nv = val + k * v
-                if ndp.get(key, -1) < nv:
-                    ndp[key] = nv
-        dp = ndp
-    # wild values, best first
-    wvals = [50] * hand[JOKER] + [20] * hand[TWO]
-    prefix = [0]
-    for w in wvals:
-        prefix.append(prefix[-1] + w)
-    wild_opts = (0,)
-    if rules.wild_melds:
-        w0 = slots[WILD_SLOT][1] + slots[WILD_SLOT][2]
-        wild_opts = _wild_meld_options(wilds, w0)
-    best = 0
-    for (x, c), val in dp.items():
-        for y in wild_opts:
-            if x + y <= wilds and c + y <= max_cards:
-                tot = val + prefix[x + y]
-                if tot > best:
-                    best = tot
-    return best
 
 
 class Game:
@@ -515,7 +320,7 @@ class Game:
         ht, hj = hand[TWO], hand[JOKER]
         ht3 = ht if ht < 3 else 3
         hj3 = hj if hj < 3 else 3
-        struct = _structural_ids
+        struct = structural_ids
         # Fast path (keep in step with _meld_post_reason): with the team opened
         # and no pickup meld pending, the only post check is the foot's last two
         # cards, so outside the foot every structural meld is legal, and in the
@@ -523,7 +328,7 @@ class Game:
         all_ok = self.opened[team] and self.incomplete < 0 and self.feet[p] is not None
         ctx = None if all_ok else self._meld_context(p)
         # natural slots: fresh[slot][naturals in hand, capped at 7] for an empty meld
-        fresh = _fresh_meld_table(double)[ht3][hj3]
+        fresh = fresh_meld_table(double)[ht3][hj3]
         for s, hn, (n0, t0, j0), fresh_s in zip(range(NUM_RANKS), hand, slots, fresh):
             if n0:
                 cand, ids = struct(s, hn if hn < 7 else 7, ht3, hj3, n0, t0, j0, double)
@@ -643,7 +448,7 @@ class Game:
         for a in range(0, min(hn, BOOK_SIZE - n0 - w0, max_cards) + 1):
             for b in range(0, min(wilds, BOOK_SIZE - n0 - w0 - a, max_cards - a) + 1):
                 s = n0 + w0 + a + b
-                if s >= 3 and _wild_ok(n0 + a, w0 + b, self._double):
+                if s >= 3 and wild_ok(n0 + a, w0 + b, self._double):
                     return True
         return False
 
@@ -707,7 +512,7 @@ class Game:
                 return "the unfinished meld from the pickup must be completed before the hand is empty"
         opens = False
         if not opened:
-            value = self.prov_value + n * (VALUES[s] if s < NUM_RANKS else 0) + t * 20 + j * 50
+            value = self.prov_value + meld_points(s, n, t, j)
             opens = value >= self.minimum
             if opens:
                 left += sum(self.pending)
@@ -726,7 +531,7 @@ class Game:
                     max_cards = left - (2 if in_foot else 0)
                     need = self.minimum - value
                     # cheap bounds first; the dynamic program only when they cannot tell
-                    reach = _opening_bounds(h2, sizes, self.rules.wild_melds, max_cards, need)
+                    reach = opening_bounds(h2, sizes, self.rules.wild_melds, max_cards, need)
                     if reach is None:
                         slots = [list(x) for x in melds]
                         if book:
@@ -773,7 +578,7 @@ class Game:
             return "a meld needs at least three cards"
         if total > BOOK_SIZE:
             return "a meld cannot exceed seven cards"
-        if s < NUM_RANKS and not _wild_ok(n0 + n, t0 + j0 + t + j, self._double):
+        if s < NUM_RANKS and not wild_ok(n0 + n, t0 + j0 + t + j, self._double):
             return f"the meld would break the wild limit ({self.rules.wild_limit})"
         return self._meld_post_reason(p, self._meld_context(p), s, n, t, j, total == BOOK_SIZE)
 
@@ -832,14 +637,21 @@ class Game:
         reason = self.reason_illegal(action)
         if reason is not None:
             raise IllegalActionError(action, reason)
-        self._apply(action)
+        self.apply_legal(action)
 
     def step_name(self, name: str) -> None:
-        from .actions import action_index
         self.step(action_index(name))
 
-    def _apply(self, a: int) -> None:
-        """Apply an action known to be legal."""
+    def apply_legal(self, a: int) -> None:
+        """Apply ``a``, an int taken from :meth:`legal_actions` of this very state, without checking it.
+
+        The fast path of the envs and batched runners: :meth:`legal_actions` and
+        :meth:`reason_illegal` agree on every action id (tests/test_properties.py
+        and tests/test_env.py check it over random games), so an action from the
+        current legal list needs no second check.  Anything else must go through
+        :meth:`step`, which names the reason an action is illegal; an unlisted
+        action given here corrupts the game.
+        """
         p = self.current
         self.history.append((p, a))
         self.action_count += 1
@@ -880,13 +692,13 @@ class Game:
 
     def _add_to_meld(self, team: int, s: int, n: int, t: int, j: int) -> None:
         self.table_cache[team] = None
-        self.meld_value[team] += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+        self.meld_value[team] += meld_points(s, n, t, j)
         m = self.melds[team][s]
         m[0] += n
         m[1] += t
         m[2] += j
         if m[0] + m[1] + m[2] == BOOK_SIZE:
-            kind = WILD if s == WILD_SLOT else (CLEAN if m[1] + m[2] == 0 else DIRTY)
+            kind = book_type(m[0], m[1] + m[2])
             self.book_counts[team][kind] += 1
             self.books[team].append((s, m[0], m[1], m[2]))
             self.melds[team][s] = [0, 0, 0]
@@ -908,7 +720,7 @@ class Game:
                 self.prov[s] += n
             self.prov[TWO] += t
             self.prov[JOKER] += j
-            self.prov_value += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+            self.prov_value += meld_points(s, n, t, j)
             if self.prov_value >= self.minimum:
                 self._open(p)
         self._after_hand_change(p)
@@ -993,7 +805,7 @@ class Game:
         if self.forced is not None:
             s, n, t, j = self.forced
             self._add_to_meld(team, s, n, t, j)
-            self.prov_value = n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
+            self.prov_value = meld_points(s, n, t, j)
         self.cancels += 1
 
     def _apply_discard(self, p: int, kind: int) -> None:
@@ -1035,38 +847,8 @@ class Game:
 
     # ------------------------------------------------------------- scoring
     def team_round_score(self, team: int) -> Dict[str, int]:
-        """The RULES.md section 6 items of one team for the round as it stands."""
-        r = self.rules
-        melded = 0
-        for s, n, t, j in self.books[team]:
-            melded += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
-        for s, (n, t, j) in enumerate(self.melds[team]):
-            melded += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
-        bc = self.book_counts[team]
-        left = 0
-        red_left = 0
-        for q in range(self.n):
-            if self.team_of[q] != team:
-                continue
-            for cards in (self.hands[q], self.feet[q]):
-                if cards is None:
-                    continue
-                for k in range(NUM_KINDS):
-                    if k == RED3:
-                        red_left += cards[k]
-                    else:
-                        left += cards[k] * VALUES[k]
-        went_out = self.went_out is not None and self.team_of[self.went_out] == team
-        items = {
-            "melded": melded,
-            "books": bc[CLEAN] * r.clean_book + bc[DIRTY] * r.dirty_book + bc[WILD] * r.wild_book,
-            "red_threes": self.red3[team] * r.red_three_bonus,
-            "went_out": r.go_out_bonus if went_out else 0,
-            "left": -left,
-            "red_threes_left": red_left * r.red_three_left,
-        }
-        items["total"] = sum(items.values())
-        return items
+        """The section 6 items of one team for the round as it stands (scoring.team_round_score)."""
+        return team_round_score(self, team)
 
     def _end_round(self) -> None:
         details = [self.team_round_score(t) for t in range(self.num_teams)]

@@ -81,12 +81,9 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
 from .config import RulesLike
 from .engine import GAME_OVER, Game, IllegalActionError
+from .episode import EpisodeRules
 from .observation import encode_observation, encode_state, mask_of, observation_size, state_size
 from .render import render_text
-
-REWARDS = ("round_score_diff", "game_win")
-EPISODES = ("game", "round")
-DEFAULT_ACTIONS_PER_ROUND = 3000
 
 
 class _ActionSpace(spaces.Discrete):
@@ -109,22 +106,12 @@ class raw_env(AECEnv):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         self.game = Game(rules, **rule_overrides)
         self.rules = self.game.rules
         self.render_mode = render_mode
-        self.reward_mode = reward
-        self.reward_scale = float(reward_scale)
-        self.episode = episode
-        rounds = 1 if episode == "round" else self.rules.rounds + (1 if self.rules.tie_break == "extra_round" else 0)
-        if max_actions is None:
-            max_actions = DEFAULT_ACTIONS_PER_ROUND * rounds
-        if int(max_actions) < 1:
-            raise ValueError(f"max_actions must be positive, got {max_actions!r}")
-        self.max_actions = int(max_actions)
+        self.episode_rules = er = EpisodeRules(self.rules, reward, reward_scale, episode, max_actions)
+        self.reward_mode, self.reward_scale, self.episode, self.max_actions = (
+            er.reward, er.reward_scale, er.episode, er.max_actions)
         n, t = self.rules.players, self.rules.teams
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
@@ -214,7 +201,7 @@ class raw_env(AECEnv):
         at = self._legal_at
         if (legal is not None and (type(action) is int or isinstance(action, np.integer)) and action in legal
                 and at[0] is game and at[2] == game.action_count and at[1] == game.seed):
-            game._apply(int(action))      # listed legal by observe() for this very state
+            game.apply_legal(int(action))      # listed legal by observe() for this very state
         else:
             game.step(action)
         rewards = self.rewards
@@ -222,19 +209,21 @@ class raw_env(AECEnv):
             for a in self.agents:
                 rewards[a] = 0.0
             self._rewarded = False
+        er = self.episode_rules
         finished = len(game.round_scores)
         if finished > self._rounds_seen:
-            self._on_round_end(game.round_scores[-1])
+            if er.reward == "round_score_diff":
+                self._team_rewards(er.round_end_reward, game.round_scores[-1])
+                self._rewarded = True
             self._rounds_seen = finished
-            self._rewarded = True
-        done = game.phase == GAME_OVER or (self.episode == "round" and finished >= 1)
-        if done and self.reward_mode == "game_win":
-            self._game_win_rewards(final=game.phase == GAME_OVER)
+        done = er.done(game)
+        if done and er.reward == "game_win":
+            self._team_rewards(er.final_reward)
             self._rewarded = True
         if done:
             for a in self.agents:
                 self.terminations[a] = True
-        elif game.action_count >= self.max_actions:
+        elif game.action_count >= er.max_actions:
             for a in self.agents:
                 self.truncations[a] = True
         if not done:
@@ -249,26 +238,11 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _on_round_end(self, totals) -> None:
-        if self.reward_mode != "round_score_diff":
-            return
-        nt = self.game.num_teams
+    def _team_rewards(self, reward_of, *args) -> None:
+        """Set every agent's reward from its team: ``reward_of(game, team, *args)``."""
+        game, seat = self.game, self.agent_name_mapping
         for a in self.agents:
-            t = self.game.team_of[self.agent_name_mapping[a]]
-            others = [totals[u] for u in range(nt) if u != t]
-            self.rewards[a] = (totals[t] - sum(others) / len(others)) * self.reward_scale
-
-    def _game_win_rewards(self, final: bool) -> None:
-        g = self.game
-        if final:
-            winner = g.winner
-        else:  # single-round episode: the round's result decides
-            totals = g.round_scores[-1]
-            best = max(totals)
-            winner = totals.index(best) if totals.count(best) == 1 else None
-        for a in self.agents:
-            t = g.team_of[self.agent_name_mapping[a]]
-            self.rewards[a] = 0.0 if winner is None else (1.0 if t == winner else -1.0)
+            self.rewards[a] = reward_of(game, game.team_of[seat[a]], *args)
 
     def render(self):
         if self.render_mode is None:

@@ -47,8 +47,9 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from .actions import NUM_ACTIONS, PICKUP
-from .cards import BLACK3, CODES, NUM_KINDS, NUM_RANKS, NUM_SLOTS, RED3, SLOT_CODES, VALUES
+from .cards import BLACK3, CODES, NUM_KINDS, NUM_SLOTS, RED3, SLOT_CODES
 from .engine import ANSWER_PHASE, DRAW_PHASE, GAME_OVER, MAX_CANCELS_PER_TURN, Game
+from .scoring import table_score
 
 _EYE = [tuple(1.0 if i == k else 0.0 for i in range(NUM_KINDS)) for k in range(NUM_KINDS)]
 _ZERO15 = (0.0,) * NUM_KINDS
@@ -101,16 +102,8 @@ def observation_names(players: int, teams: int) -> List[str]:
 
 
 def table_points(game: Game, team: int) -> int:
-    """Public round points of a team: card values melded, book bonuses, red threes."""
-    r = game.rules
-    pts = 0
-    for s, n, t, j in game.books[team]:
-        pts += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
-    for s, (n, t, j) in enumerate(game.melds[team]):
-        if n or t or j:
-            pts += n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
-    c = game.book_counts[team]
-    return pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + game.red3[team] * r.red_three_bonus
+    """Public round points of a team: card values melded, book bonuses, red threes laid."""
+    return table_score(game, team)
 
 
 def _packer(count: int):
@@ -332,5 +325,46 @@ def encode_state(game: Game) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def observation_scale(players: int, teams: int, with_state: bool = False) -> np.ndarray:
+    """Fixed per-index input scale that brings every observation entry to about [-1, 1].
+
+    Chosen from the observation's index names (:func:`observation_names`), so it
+    follows the layout; every learner (SB3, RLlib, the batched backend) and every
+    policy agent scales its input with it.
+    """
+    scale = []
+    for name in observation_names(players, teams):
+        s = 1.0
+        if name.startswith("hand."):
+            s = 0.25
+        elif name.endswith(".hand_size"):
+            s = 1 / 13
+        elif name.endswith((".naturals", ".twos", ".jokers")):
+            s = 1 / 7
+        elif ".books." in name or name.endswith(".red_threes"):
+            s = 1 / 3
+        elif name == "pile.size":
+            s = 1 / 30
+        elif name in ("pile.take_count", "prov.pending_pile_cards"):
+            s = 1 / 7
+        elif name.startswith("pile_counts."):
+            s = 1 / 5
+        elif name == "stock_size":
+            s = 1 / 150
+        elif name == "round":
+            s = 1 / 4
+        elif name.endswith(".score/1000"):
+            s = 1 / 5
+        elif name.endswith(".round_table_points/1000"):
+            s = 1 / 2
+        scale.append(s)
+    if with_state:
+        extra = state_size(players, teams) - observation_size(players, teams)
+        state_scale = observation_scale(players, teams)            # player 0's observation
+        counts = [0.25] * (extra - 15) + [1 / 20] * 15               # hands/feet, then stock counts
+        scale += list(state_scale) + counts
+    return np.asarray(scale, dtype=np.float32)
+
+
 __all__ = ["encode_observation", "action_mask", "mask_of", "encode_state", "observation_layout", "observation_names",
-           "observation_size", "state_size", "table_points", "NUM_SLOTS", "PICKUP"]
+           "observation_size", "observation_scale", "state_size", "table_points", "NUM_SLOTS", "PICKUP"]

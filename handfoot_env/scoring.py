@@ -1,342 +1,45 @@
-"""Score keeper: score Hand and Foot rounds written down at a real table.
+"""Scoring a round (docs/rules.md section 6): one breakdown for the engine, records and score sheets.
 
-This module scores by RULES.md section 6 under any rule configuration
-(:class:`~handfoot_env.config.RuleConfig`).  It depends only on the standard
-library, PyYAML and :mod:`handfoot_env.cards` / :mod:`handfoot_env.config`, so
-``handfoot score`` starts fast and never loads PettingZoo or torch.
+A team's round score is the sum of the items of :data:`BREAKDOWN_KEYS`::
 
-A team's round is written in one of two forms (INTERFACE.md, "Score keeper"):
+    melded           card values of everything the team melded, books included
+    clean_books      clean_book x clean books     dirty_books   dirty_book x dirty books
+    wild_books       wild_book x wild books       red_threes    red_three_bonus x red threes laid
+    went_out         go_out_bonus if the team went out
+    left             minus the card values left in its hands and unplayed feet (red threes apart)
+    red_threes_left  red_three_left x red threes left in hands and feet (a negative field)
 
-*totals form*, as on a paper sheet::
-
-    clean_books: 1        # books of 7 cards without wilds
-    dirty_books: 0        # books of 7 cards with wilds
-    wild_books: 0         # books of 7 wild cards
-    melded_points: 120    # card values of everything melded, books included
-    red_threes: 1         # red threes laid down
-    red_threes_left: 0    # red threes left in hands and unplayed feet
-    went_out: false
-    left_points: 35       # card values left in hands and feet (red threes excluded)
-
-*cards form*, the cards themselves::
-
-    melds: [[K, K, K, K, K, K, K], [9, 9, 2]]
-    red_threes: 0
-    went_out: true
-    left: [A, 3R]         # cards left in hands and feet; a 3R scores red_three_left
-
-Every key is optional (a missing count is 0, a missing ``went_out`` is false);
-unknown keys are rejected.  A team's round score is::
-
-    melded card values + clean_book x clean + dirty_book x dirty + wild_book x wild
-    + red_three_bonus x red threes laid + go_out_bonus (if it went out)
-    - card values left + red_three_left x red threes left   (red_three_left < 0)
-
-Public functions
-----------------
-:func:`check_meld`     validate one meld (list of card codes) -> :class:`MeldInfo`
-:func:`score_totals`   score one team's round from the totals form
-:func:`score_cards`    score one team's round from the cards form
-:func:`score_entry`    either form, chosen by its keys
-:func:`score_round`    every team's entry of one round
-:func:`score_sheet`    a whole sheet (mapping or YAML path) -> :class:`SheetResult`
-:func:`load_sheet`     read a YAML sheet into a mapping
-:func:`score_main`     the ``handfoot score SHEET.yaml [--json]`` command
-
-Validation (each failure is a :class:`ScoreSheetError` whose message names the
-round (1-based), the team and the entry)
---------------------------------------------------------------------------
-Cards form, each meld:
-  * a list of 3 to 7 known card codes (``4``..``10 J Q K A 2 JK``); threes
-    (``3R``, ``3B``) are never melded;
-  * one natural rank plus wilds, or all wild (only if ``rules.wild_melds``);
-  * the wild limit of ``rules.wild_limit`` -- ``double``: naturals >= 2 x
-    wilds; ``majority``: naturals > wilds;
-  * a 7-card meld is a book: clean (no wilds), dirty (some wilds) or wild;
-  * a team has at most one unfinished meld of each rank (and one unfinished
-    wild meld) -- RULES.md 4.4.
-  ``left`` is a list of known card codes (any kind; a ``3R`` counts
-  ``rules.red_three_left``, a ``3B`` its card value 5).
-Totals form:
-  * counts and points are non-negative integers (booleans are refused),
-    ``went_out`` is true or false;
-  * no wild books when ``rules.wild_melds`` is false;
-  * ``melded_points`` and ``left_points`` are multiples of 5 (every card value is);
-  * ``melded_points`` is at least what the books alone must hold: a clean book
-    at least 7 x 5 = 35, a dirty book 6 x 5 + a two = 50, a wild book 7 x 20
-    = 140.  (Only this lower bound is checked; the sheet cannot say more.)
-Both forms: red threes laid are a non-negative integer; the two forms are not
-mixed in one entry.
-Each round: an entry for every team and no other, at most one team went out,
-no more red threes (laid and left, all teams) than the decks hold, and, over
-the teams written in the cards form, no more cards of a kind than the decks
-hold.
-The sheet: a mapping with ``teams`` (distinct names, as many as
-``rules.teams``), ``rounds`` (a list) and optional ``rules`` (preset name,
-YAML path -- relative to the sheet's folder or the working directory -- or a
-mapping of rule fields); at most ``rules.rounds`` rounds, plus extra rounds
-only under ``tie_break: extra_round`` while the totals are tied.
-
-Not checked: whether the team that went out had the books RULES.md section 5
-asks for (tables vary, some raise the requirement by round, and the sheet
-records what happened), first-meld minimums, and whether counts add up to the
-cards dealt.
+:func:`round_breakdown` computes them from counts under any
+:class:`~handfoot_env.config.RuleConfig`; :func:`team_round_score` reads the
+counts off a :class:`~handfoot_env.engine.Game` and :func:`table_score` gives the
+public part of it (what is on the table).  The engine keeps one breakdown per
+team and round in ``Game.round_details``; ``handfoot play`` and game records show
+it, and the score-sheet tool (``handfoot score``) scores written rounds with the
+same function.
 """
 from __future__ import annotations
 
-import argparse
-import difflib
-import json
-import os
-import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Dict
 
-import yaml
+from .cards import NUM_KINDS, RED3, VALUES
+from .config import RuleConfig
+from .melds import CLEAN, DIRTY, WILD, meld_points
 
-from .cards import BLACK3, CODES, JOKER, NUM_KINDS, NUM_RANKS, RED3, TWO, VALUES, deck_counts, kind_of
-from .config import PRESETS, RuleConfig, RuleConfigError, RulesLike, load_rules
+if TYPE_CHECKING:                       # the engine imports this module
+    from .engine import Game
 
-__all__ = [
-    "BREAKDOWN_KEYS",
-    "CARDS_KEYS",
-    "TOTALS_KEYS",
-    "MeldInfo",
-    "ScoreSheetError",
-    "SheetResult",
-    "check_meld",
-    "load_sheet",
-    "main",
-    "score_cards",
-    "score_entry",
-    "score_main",
-    "score_round",
-    "score_sheet",
-    "score_totals",
-]
-
-#: keys of the totals form, in sheet order
-TOTALS_KEYS = ("clean_books", "dirty_books", "wild_books", "melded_points", "red_threes",
-               "red_threes_left", "went_out", "left_points")
-#: keys of the cards form
-CARDS_KEYS = ("melds", "red_threes", "went_out", "left")
-#: keys of a score breakdown (signed points), in display order; ``total`` is their sum
+#: keys of a round breakdown (signed points), in display order; ``total`` is their sum
 BREAKDOWN_KEYS = ("melded", "clean_books", "dirty_books", "wild_books", "red_threes", "went_out",
                   "left", "red_threes_left")
 
-#: the least card value a book can hold (see the module docstring)
-MIN_BOOK_POINTS = {"clean": 7 * VALUES[0], "dirty": 6 * VALUES[0] + VALUES[TWO], "wild": 7 * VALUES[TWO]}
 
-_WILD_LIMIT_TEXT = {"double": "double: naturals >= 2 x wilds", "majority": "majority: naturals > wilds"}
+def round_breakdown(rules: RuleConfig, *, melded: int, clean: int, dirty: int, wild: int, red_threes: int,
+                    went_out: bool, left: int, red_threes_left: int) -> Dict[str, int]:
+    """One team's round items in signed points (keys :data:`BREAKDOWN_KEYS`) plus their ``total``.
 
-
-# --------------------------------------------------------------------------- errors
-
-
-class ScoreSheetError(ValueError):
-    """A score sheet, or one entry of it, that is malformed or breaks the rules.
-
-    ``round`` (1-based), ``team`` and ``entry`` say where; ``str(err)`` reads
-    ``round 2, team Them, meld 1 [9, 2, 2]: breaks the wild limit (...)``.
+    ``melded`` and ``left`` are card values (``left`` as a positive count of
+    points), the rest counts; ``went_out`` whether the team went out.
     """
-
-    def __init__(self, message: str, *, round: int | None = None, team: str | None = None,
-                 entry: str | None = None, source: str | None = None) -> None:
-        self.message = message
-        self.round = round
-        self.team = team
-        self.entry = entry
-        self.source = source
-        super().__init__(self._text())
-
-    def _text(self) -> str:
-        where = []
-        if self.source:
-            where.append(self.source)
-        if self.round is not None:
-            where.append(f"round {self.round}")
-        if self.team is not None:
-            where.append(f"team {self.team}")
-        if self.entry:
-            where.append(self.entry)
-        return f"{', '.join(where)}: {self.message}" if where else self.message
-
-    def located(self, *, round: int | None = None, team: str | None = None,
-                source: str | None = None) -> ScoreSheetError:
-        """A copy with the round / team / source filled in where not yet known."""
-        return ScoreSheetError(self.message,
-                               round=self.round if self.round is not None else round,
-                               team=self.team if self.team is not None else team,
-                               entry=self.entry,
-                               source=self.source or source)
-
-
-def _show(value: Any) -> str:
-    """A value as it would be written in the YAML sheet, for messages."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show_item(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k}: {_show_item(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, str):
-        return repr(value)
-    return str(value)
-
-
-def _show_item(value: Any) -> str:
-    if isinstance(value, str):
-        return value if value and value.strip() == value and "," not in value else repr(value)
-    return _show(value)
-
-
-def _suggest(word: Any, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(str(word), list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-# --------------------------------------------------------------------------- melds
-
-
-@dataclass(frozen=True)
-class MeldInfo:
-    """One validated meld."""
-
-    #: natural rank code (``"4"`` .. ``"A"``) or ``"W"`` for a wild meld
-    rank: str
-    naturals: int
-    twos: int
-    jokers: int
-    #: card values of its cards
-    points: int
-    #: ``"clean"``, ``"dirty"`` or ``"wild"`` for a book (7 cards), else ``None``
-    book: str | None
-
-    @property
-    def wilds(self) -> int:
-        return self.twos + self.jokers
-
-    @property
-    def size(self) -> int:
-        return self.naturals + self.wilds
-
-
-def _card_kind(code: Any) -> int:
-    """Kind of one card code written in a sheet (YAML may give ``9`` as an int)."""
-    if isinstance(code, bool) or not isinstance(code, (int, str)):
-        raise ScoreSheetError(f"{_show(code)} is not a card code; expected one of {' '.join(CODES)}")
-    if str(code).strip() == "3":
-        raise ScoreSheetError("unknown card code 3: write a red three as 3R and a black three as 3B")
-    try:
-        return kind_of(str(code).strip())
-    except ValueError:
-        raise ScoreSheetError(
-            f"unknown card code {_show_item(code)}; expected one of {' '.join(CODES)}") from None
-
-
-def _card_list(cards: Any, what: str) -> list[int]:
-    if isinstance(cards, (str, bytes)) or not isinstance(cards, (list, tuple)):
-        raise ScoreSheetError(f"{what} must be a list of card codes such as [K, K, 2], got {_show(cards)}")
-    return [_card_kind(c) for c in cards]
-
-
-def check_meld(cards: Sequence[Any], rules: RulesLike = None) -> MeldInfo:
-    """Validate one meld, a list of card codes, under ``rules``; return its :class:`MeldInfo`.
-
-    Raises :class:`ScoreSheetError` (without a location) if the meld is not
-    a legal end-of-round meld: 3..7 known cards, no threes, one natural rank or
-    all wild (if allowed), within the wild limit.
-    """
-    rules = _rules(rules)
-    kinds = _card_list(cards, "a meld")
-    threes = [CODES[k] for k in kinds if k in (RED3, BLACK3)]
-    if threes:
-        raise ScoreSheetError(f"holds a three ({threes[0]}); threes are never melded")
-    n = len(kinds)
-    if n < 3:
-        raise ScoreSheetError(f"has {n} card{'s' if n != 1 else ''}; a meld needs at least 3")
-    if n > 7:
-        raise ScoreSheetError(f"has {n} cards; a meld holds at most 7 (seven cards make a book, which is closed)")
-    ranks = sorted({k for k in kinds if k < NUM_RANKS})
-    if len(ranks) > 1:
-        raise ScoreSheetError(
-            f"mixes ranks {' and '.join(CODES[k] for k in ranks)}; a meld holds one natural rank (plus wilds)")
-    naturals = sum(1 for k in kinds if k < NUM_RANKS)
-    twos = kinds.count(TWO)
-    jokers = kinds.count(JOKER)
-    wilds = twos + jokers
-    if naturals == 0:
-        if not rules.wild_melds:
-            raise ScoreSheetError("is a wild meld, but these rules allow no wild melds (wild_melds: false)")
-        rank = "W"
-    else:
-        rank = CODES[ranks[0]]
-        ok = naturals >= 2 * wilds if rules.wild_limit == "double" else naturals > wilds
-        if not ok:
-            raise ScoreSheetError(f"breaks the wild limit ({_WILD_LIMIT_TEXT[rules.wild_limit]})")
-    book = None
-    if n == 7:
-        book = "wild" if naturals == 0 else ("clean" if wilds == 0 else "dirty")
-    return MeldInfo(rank=rank, naturals=naturals, twos=twos, jokers=jokers,
-                    points=sum(VALUES[k] for k in kinds), book=book)
-
-
-# --------------------------------------------------------------------------- one team's round
-
-
-def _rules(rules: RulesLike) -> RuleConfig:
-    return rules if isinstance(rules, RuleConfig) else load_rules(rules)
-
-
-def _count(entry: Mapping[str, Any], key: str) -> int:
-    v = entry.get(key, 0)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ScoreSheetError(f"must be a non-negative integer, got {type(v).__name__}",
-                              entry=f"{key} {_show(v)}")
-    if v < 0:
-        raise ScoreSheetError("must be a non-negative integer", entry=f"{key} {_show(v)}")
-    return v
-
-
-def _flag(entry: Mapping[str, Any], key: str) -> bool:
-    v = entry.get(key, False)
-    if not isinstance(v, bool):
-        raise ScoreSheetError("must be true or false", entry=f"{key} {_show(v)}")
-    return v
-
-
-def _check_keys(entry: Any, allowed: Sequence[str]) -> None:
-    if not isinstance(entry, Mapping):
-        raise ScoreSheetError(
-            f"a team's entry must be a mapping of {', '.join(TOTALS_KEYS)} (totals form) "
-            f"or of {', '.join(CARDS_KEYS)} (cards form), got {_show(entry)}", entry="entry")
-    for key in entry:
-        if key not in allowed:
-            if key in TOTALS_KEYS or key in CARDS_KEYS:
-                hint = ("; list red threes left as 3R in 'left'" if key == "red_threes_left" else "")
-                raise ScoreSheetError(
-                    f"mixes the totals form ({', '.join(TOTALS_KEYS)}) and the cards form "
-                    f"({', '.join(CARDS_KEYS)}){hint}", entry=f"{key} {_show(entry[key])}")
-            raise ScoreSheetError(
-                f"unknown key{_suggest(key, sorted(set(TOTALS_KEYS) | set(CARDS_KEYS)))}; an entry holds "
-                f"{', '.join(TOTALS_KEYS)} (totals form) or {', '.join(CARDS_KEYS)} (cards form)",
-                entry=f"{_show_item(key)}")
-
-
-def _merge(entry: Any, fields: Mapping[str, Any]) -> Any:
-    if entry is None:
-        return dict(fields)
-    if not isinstance(entry, Mapping):
-        _check_keys(entry, ())      # raises: not a mapping
-    return {**entry, **fields}
-
-
-def _breakdown(rules: RuleConfig, *, melded: int, clean: int, dirty: int, wild: int, red_threes: int,
-               went_out: bool, left: int, red_threes_left: int) -> dict[str, int]:
     out = {
         "melded": melded,
         "clean_books": clean * rules.clean_book,
@@ -351,466 +54,43 @@ def _breakdown(rules: RuleConfig, *, melded: int, clean: int, dirty: int, wild: 
     return out
 
 
-def score_totals(entry: Mapping[str, Any] | None = None, rules: RulesLike = None, **fields: Any) -> dict[str, int]:
-    """Score one team's round given in the totals form.
-
-    ``entry`` is a mapping with keys among :data:`TOTALS_KEYS` (keyword
-    arguments are merged into it).  Returns a breakdown in signed points,
-    keys :data:`BREAKDOWN_KEYS` plus ``total``.  Raises :class:`ScoreSheetError`.
-
-    >>> score_totals(clean_books=1, melded_points=120, red_threes=1, left_points=35)["total"]
-    685
-    """
-    rules = _rules(rules)
-    entry = _merge(entry, fields)
-    _check_keys(entry, TOTALS_KEYS)
-    n = {k: _count(entry, k) for k in TOTALS_KEYS if k != "went_out"}
-    went_out = _flag(entry, "went_out")
-    if n["wild_books"] and not rules.wild_melds:
-        raise ScoreSheetError("these rules allow no wild melds or books (wild_melds: false)",
-                              entry=f"wild_books {n['wild_books']}")
-    for key in ("melded_points", "left_points"):
-        if n[key] % 5:
-            raise ScoreSheetError("must be a multiple of 5 (every card value is)", entry=f"{key} {n[key]}")
-    least = (n["clean_books"] * MIN_BOOK_POINTS["clean"] + n["dirty_books"] * MIN_BOOK_POINTS["dirty"]
-             + n["wild_books"] * MIN_BOOK_POINTS["wild"])
-    if n["melded_points"] < least:
-        books = [f"{n[k + '_books']} {k}" for k in ("clean", "dirty", "wild") if n[k + "_books"]]
-        raise ScoreSheetError(
-            f"is less than the {least} points the books alone hold at least ({', '.join(books)}; a clean book "
-            f"holds at least {MIN_BOOK_POINTS['clean']}, a dirty one {MIN_BOOK_POINTS['dirty']}, a wild one "
-            f"{MIN_BOOK_POINTS['wild']})", entry=f"melded_points {n['melded_points']}")
-    return _breakdown(rules, melded=n["melded_points"], clean=n["clean_books"], dirty=n["dirty_books"],
-                      wild=n["wild_books"], red_threes=n["red_threes"], went_out=went_out,
-                      left=n["left_points"], red_threes_left=n["red_threes_left"])
+def melded_points(game: "Game", team: int) -> int:
+    """Card values of everything ``team`` has melded this round, books included."""
+    pts = 0
+    for s, n, t, j in game.books[team]:
+        pts += meld_points(s, n, t, j)
+    for s, (n, t, j) in enumerate(game.melds[team]):
+        pts += meld_points(s, n, t, j)
+    return pts
 
 
-def _cards_form(entry: Mapping[str, Any], rules: RuleConfig):
-    """Validate a cards-form entry: (melds, left kinds, red threes laid, went_out)."""
-    _check_keys(entry, CARDS_KEYS)
-    raw_melds = entry.get("melds", [])
-    if raw_melds is None:
-        raw_melds = []
-    if isinstance(raw_melds, (str, bytes)) or not isinstance(raw_melds, (list, tuple)):
-        raise ScoreSheetError("must be a list of melds, each a list of card codes such as [K, K, 2]",
-                              entry=f"melds {_show(raw_melds)}")
-    melds: list[MeldInfo] = []
-    unfinished: dict[str, int] = {}
-    for i, cards in enumerate(raw_melds, 1):
-        label = f"meld {i} {_show(cards)}"
-        try:
-            m = check_meld(cards, rules)
-        except ScoreSheetError as e:
-            raise ScoreSheetError(e.message, entry=label) from None
-        if m.book is None:
-            if m.rank in unfinished:
-                what = "wild meld" if m.rank == "W" else f"meld of rank {m.rank}"
-                raise ScoreSheetError(
-                    f"is a second unfinished {what} (meld {unfinished[m.rank]} is one too); a team has at most "
-                    f"one unfinished meld of each rank", entry=label)
-            unfinished[m.rank] = i
-        melds.append(m)
-    raw_left = entry.get("left", [])
-    if raw_left is None:
-        raw_left = []
-    try:
-        left = _card_list(raw_left, "left")
-    except ScoreSheetError as e:
-        raise ScoreSheetError(e.message, entry=f"left {_show(raw_left)}") from None
-    return melds, left, _count(entry, "red_threes"), _flag(entry, "went_out")
+def table_score(game: "Game", team: int) -> int:
+    """The public part of ``team``'s round score so far: melded card values, book bonuses, red threes laid."""
+    r = game.rules
+    c = game.book_counts[team]
+    return (melded_points(game, team) + c[CLEAN] * r.clean_book + c[DIRTY] * r.dirty_book + c[WILD] * r.wild_book
+            + game.red3[team] * r.red_three_bonus)
 
 
-def score_cards(entry: Mapping[str, Any] | None = None, rules: RulesLike = None, **fields: Any) -> dict[str, int]:
-    """Score one team's round given in the cards form.
-
-    ``entry`` is a mapping with keys among :data:`CARDS_KEYS`: ``melds`` (a
-    list of melds, each a list of card codes), ``red_threes`` (laid),
-    ``went_out`` and ``left`` (card codes left in hands and feet).  Returns the
-    same breakdown as :func:`score_totals`.  Raises :class:`ScoreSheetError`.
-
-    >>> score_cards(melds=[["K"] * 7, [9, 9, 2]], went_out=True, left=["A", "3R"])["total"]
-    590
-    """
-    rules = _rules(rules)
-    entry = _merge(entry, fields)
-    melds, left, red_threes, went_out = _cards_form(entry, rules)
-    books = [m.book for m in melds]
-    return _breakdown(rules, melded=sum(m.points for m in melds), clean=books.count("clean"),
-                      dirty=books.count("dirty"), wild=books.count("wild"), red_threes=red_threes,
-                      went_out=went_out, left=sum(VALUES[k] for k in left if k != RED3),
-                      red_threes_left=left.count(RED3))
-
-
-def _is_cards_form(entry: Mapping[str, Any]) -> bool:
-    return "melds" in entry or "left" in entry
-
-
-def score_entry(entry: Mapping[str, Any], rules: RulesLike = None) -> dict[str, int]:
-    """Score one team's round in either form: the cards form if it has ``melds`` or ``left``."""
-    if isinstance(entry, Mapping) and _is_cards_form(entry):
-        return score_cards(entry, rules)
-    return score_totals(entry, rules)
-
-
-def _entry_cards(entry: Mapping[str, Any]) -> list[int] | None:
-    """Count per kind of the cards a validated cards-form entry shows, red threes laid included."""
-    if not _is_cards_form(entry):
-        return None
-    counts = [0] * NUM_KINDS
-    for cards in entry.get("melds") or []:
-        for k in _card_list(cards, "a meld"):
-            counts[k] += 1
-    for k in _card_list(entry.get("left") or [], "left"):
-        counts[k] += 1
-    counts[RED3] += entry.get("red_threes", 0)
-    return counts
-
-
-# --------------------------------------------------------------------------- rounds and sheets
-
-
-def score_round(round_entries: Mapping[str, Any], teams: Sequence[str], rules: RulesLike = None,
-                round_no: int | None = None) -> dict[str, dict[str, int]]:
-    """Score one round: ``{team: entry}`` for every team in ``teams`` -> ``{team: breakdown}``.
-
-    Checks that every team and no other has an entry, at most one team went
-    out, and the decks can supply the red threes and the cards shown.
-    ``round_no`` (1-based) is only used in error messages.
-    """
-    rules = _rules(rules)
-    if not isinstance(round_entries, Mapping):
-        raise ScoreSheetError(f"a round must be a mapping of team name -> entry, got {_show(round_entries)}",
-                              round=round_no)
-    for name in round_entries:
-        if name not in teams:
-            raise ScoreSheetError(f"unknown team{_suggest(name, teams)}; the sheet's teams are {', '.join(teams)}",
-                                  round=round_no, team=_show_item(name))
-    out: dict[str, dict[str, int]] = {}
-    went_out: str | None = None
-    supply = deck_counts(rules.decks)
-    seen = [0] * NUM_KINDS
-    for team in teams:
-        if team not in round_entries:
-            raise ScoreSheetError("no entry for this team in this round", round=round_no, team=team)
-        entry = round_entries[team]
-        try:
-            if entry is None:
-                raise ScoreSheetError("is empty; write the team's totals or cards (all zero: e.g. left_points: 0)",
-                                      entry="entry")
-            out[team] = score_entry(entry, rules)
-            if entry.get("went_out") is True:
-                if went_out is not None:
-                    raise ScoreSheetError(f"{went_out} went out too; at most one team goes out in a round",
-                                          entry="went_out true")
-                went_out = team
-            counts = _entry_cards(entry)
-            if counts is None:
-                counts = [0] * NUM_KINDS
-                counts[RED3] = entry.get("red_threes", 0) + entry.get("red_threes_left", 0)
+def team_round_score(game: "Game", team: int) -> Dict[str, int]:
+    """``team``'s round breakdown (:func:`round_breakdown`) for the round as it stands in ``game``."""
+    left = red_left = 0
+    for q in range(game.n):
+        if game.team_of[q] != team:
+            continue
+        for cards in (game.hands[q], game.feet[q]):
+            if cards is None:
+                continue
             for k in range(NUM_KINDS):
-                seen[k] += counts[k]
-                if seen[k] > supply[k]:
-                    what = "red threes" if k == RED3 else f"cards {CODES[k]}"
-                    raise ScoreSheetError(
-                        f"brings the {what} shown in this round (all teams) to {seen[k]}, but {rules.decks} "
-                        f"decks hold only {supply[k]}",
-                        entry="red threes" if k == RED3 else "cards")
-        except ScoreSheetError as e:
-            raise e.located(round=round_no, team=team) from None
-    return out
+                if k == RED3:
+                    red_left += cards[k]
+                else:
+                    left += cards[k] * VALUES[k]
+    bc = game.book_counts[team]
+    went_out = game.went_out is not None and game.team_of[game.went_out] == team
+    return round_breakdown(game.rules, melded=melded_points(game, team), clean=bc[CLEAN], dirty=bc[DIRTY],
+                           wild=bc[WILD], red_threes=game.red3[team], went_out=went_out, left=left,
+                           red_threes_left=red_left)
 
 
-@dataclass
-class SheetResult:
-    """A scored sheet."""
-
-    teams: list[str]
-    rules: RuleConfig
-    #: per round, per team: the breakdown (signed points, with ``total``)
-    breakdowns: list[dict[str, dict[str, int]]] = field(default_factory=list)
-    #: per round, per team: the round score
-    rounds: list[dict[str, int]] = field(default_factory=list)
-    #: per round, per team: the cumulative score after that round
-    running: list[dict[str, int]] = field(default_factory=list)
-    #: where the rules came from (preset name, path or "inline")
-    rules_source: str = "pagat"
-
-    @property
-    def totals(self) -> dict[str, int]:
-        return dict(self.running[-1]) if self.running else {t: 0 for t in self.teams}
-
-    @property
-    def winner(self) -> str | None:
-        """The team with the highest total; ``None`` on a tie for the lead."""
-        return _leader(self.totals)
-
-    @property
-    def complete(self) -> bool:
-        """Whether all rounds of the rules were played (and no tie is left for an extra round)."""
-        if len(self.rounds) < self.rules.rounds:
-            return False
-        return not (self.rules.tie_break == "extra_round" and self.winner is None)
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"rounds": [{team: int}, ...], "totals": {team: int}, "winner": name or None}``."""
-        return {"rounds": [dict(r) for r in self.rounds], "totals": self.totals, "winner": self.winner}
-
-
-def _leader(totals: Mapping[str, int]) -> str | None:
-    if not totals:
-        return None
-    best = max(totals.values())
-    leaders = [t for t, v in totals.items() if v == best]
-    return leaders[0] if len(leaders) == 1 else None
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key written twice in one mapping (e.g. a team twice in a round)."""
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    "while reading a mapping", node.start_mark,
-                    f"found the key {key!r} twice (first at line {seen[key] + 1})", key_node.start_mark)
-            seen[key] = key_node.start_mark.line
-        except TypeError:   # unhashable key: let PyYAML report it
-            pass
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    """One line for a YAML error: where and what, without PyYAML's source excerpts."""
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None)
-    if mark is None or not problem:
-        return "not valid YAML: " + " ".join(str(e).split())
-    text = f"not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    context, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
-    if context:
-        text += f" ({context}" + (f" at line {cmark.line + 1}, column {cmark.column + 1}" if cmark else "") + ")"
-    return text
-
-
-def load_sheet(path: str | Path) -> dict[str, Any]:
-    """Read a YAML score sheet; :class:`ScoreSheetError` if missing, unreadable or not valid YAML."""
-    p = Path(path)
-    if not p.exists():
-        raise ScoreSheetError("no such file", source=str(p))
-    if not p.is_file():
-        raise ScoreSheetError("not a file", source=str(p))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScoreSheetError(f"cannot read: {e}", source=str(p)) from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as e:
-        raise ScoreSheetError(_yaml_problem(e), source=str(p)) from None
-    if not isinstance(data, Mapping):
-        raise ScoreSheetError(f"a score sheet is a mapping with 'teams' and 'rounds' (and optional 'rules'), "
-                              f"got {_show(data) if data is not None else 'an empty file'}", source=str(p))
-    return dict(data)
-
-
-def _resolve_rules(spec: Any, base_dir: Path | None) -> tuple:
-    """(RuleConfig, description) from a sheet's ``rules`` value."""
-    if spec is None:
-        return load_rules("pagat"), "pagat"
-    if isinstance(spec, RuleConfig):
-        return spec, "given"
-    try:
-        if isinstance(spec, Mapping):
-            return load_rules(dict(spec)), "inline"
-        if isinstance(spec, (str, Path)):
-            s = str(spec)
-            if s in PRESETS:
-                return load_rules(s), s
-            p = Path(s)
-            if not p.is_absolute() and not p.exists() and base_dir is not None and (base_dir / p).exists():
-                p = base_dir / p
-            if p.is_file() or s.endswith((".yaml", ".yml")):
-                return load_rules(p), str(p)
-            return load_rules(s), s   # raises: neither a preset nor a file
-    except RuleConfigError as e:
-        label = "rules" if isinstance(spec, Mapping) else f"rules {_show_item(str(spec))}"
-        raise ScoreSheetError(str(e), entry=label) from None
-    raise ScoreSheetError(f"must be a preset name ({', '.join(PRESETS)}), a YAML path or a mapping of rule fields",
-                          entry=f"rules {_show(spec)}")
-
-
-def score_sheet(sheet: str | Path | Mapping[str, Any], rules: RulesLike = None) -> SheetResult:
-    """Score a whole sheet: a mapping as in INTERFACE.md or the path of a YAML file.
-
-    ``rules``, if given, overrides the sheet's own ``rules``.  Returns a
-    :class:`SheetResult` (round scores, running totals, winner); raises
-    :class:`ScoreSheetError` naming the round, team and entry of the first problem.
-    """
-    base_dir = None
-    if isinstance(sheet, (str, Path)):
-        base_dir = Path(sheet).resolve().parent
-        data = load_sheet(sheet)
-    elif isinstance(sheet, Mapping):
-        data = dict(sheet)
-    else:
-        raise ScoreSheetError(f"a score sheet is a mapping or a YAML path, got {type(sheet).__name__}")
-    # errors inside the sheet name round, team and entry; only file-level errors name the file
-    return _score_data(data, rules, base_dir)
-
-
-def _score_data(data: Mapping[str, Any], rules: RulesLike, base_dir: Path | None) -> SheetResult:
-    unknown = [k for k in data if k not in ("rules", "teams", "rounds")]
-    if unknown:
-        raise ScoreSheetError(f"unknown key{_suggest(unknown[0], ['rules', 'teams', 'rounds'])}; a sheet holds "
-                              f"'rules' (optional), 'teams' and 'rounds'", entry=f"sheet key {_show_item(unknown[0])}")
-    if rules is not None:
-        cfg, rules_source = _resolve_rules(rules, None)
-    else:
-        cfg, rules_source = _resolve_rules(data.get("rules"), base_dir)
-
-    teams = data.get("teams")
-    if "teams" not in data:
-        raise ScoreSheetError("the sheet has no 'teams' list, e.g. teams: [Us, Them]", entry="teams")
-    if isinstance(teams, (str, bytes)) or not isinstance(teams, (list, tuple)) or not teams:
-        raise ScoreSheetError("must be a list of team names, e.g. [Us, Them]", entry=f"teams {_show(teams)}")
-    for t in teams:
-        if not isinstance(t, str) or not t.strip():
-            raise ScoreSheetError(f"team name {_show(t)} is not a name; quote names that YAML reads as numbers "
-                                  f"or booleans, e.g. \"1\" or \"yes\"", entry=f"teams {_show(teams)}")
-    if len(set(teams)) != len(teams):
-        dup = next(t for t in teams if teams.count(t) > 1)
-        raise ScoreSheetError(f"team {dup} is listed twice", entry=f"teams {_show(teams)}")
-    if len(teams) != cfg.teams:
-        raise ScoreSheetError(f"the sheet lists {len(teams)} teams but the rules ({rules_source}) have {cfg.teams}",
-                              entry=f"teams {_show(teams)}")
-    teams = list(teams)
-
-    if "rounds" not in data:
-        raise ScoreSheetError("the sheet has no 'rounds' list", entry="rounds")
-    rounds = data.get("rounds")
-    if rounds is None:
-        rounds = []
-    if isinstance(rounds, (str, bytes)) or not isinstance(rounds, (list, tuple)):
-        raise ScoreSheetError("must be a list of rounds, each a mapping of team name -> entry",
-                              entry=f"rounds {_show(rounds)}")
-
-    result = SheetResult(teams=teams, rules=cfg, rules_source=rules_source)
-    running = {t: 0 for t in teams}
-    for i, rnd in enumerate(rounds, 1):
-        if i > cfg.rounds:
-            if cfg.tie_break != "extra_round":
-                raise ScoreSheetError(
-                    f"the game is over after round {cfg.rounds} (the rules have {cfg.rounds} rounds, "
-                    f"tie_break: {cfg.tie_break})", round=i)
-            if _leader(running) is not None:
-                raise ScoreSheetError(
-                    f"the game was decided after round {i - 1} ({_standings(running)}); an extra round is "
-                    f"played only on a tie", round=i)
-        breakdown = score_round(rnd, teams, cfg, round_no=i)
-        scores = {t: breakdown[t]["total"] for t in teams}
-        running = {t: running[t] + scores[t] for t in teams}
-        result.breakdowns.append(breakdown)
-        result.rounds.append(scores)
-        result.running.append(dict(running))
-    return result
-
-
-def _standings(totals: Mapping[str, int]) -> str:
-    return ", ".join(f"{t} {v}" for t, v in totals.items())
-
-
-# --------------------------------------------------------------------------- output
-
-
-_LABELS = {"melded": "melded cards", "clean_books": "clean books", "dirty_books": "dirty books",
-           "wild_books": "wild books", "red_threes": "red threes laid", "went_out": "going out",
-           "left": "cards left", "red_threes_left": "red threes left"}
-
-
-def format_table(result: SheetResult, breakdown: bool = False) -> str:
-    """Plain-text table of round scores and running totals, then the winner."""
-    teams = result.teams
-    width = max(8, *(len(t) for t in teams))
-    head1 = f"{'':>7} |" + " |".join(f" {t:^{2 * width + 1}}" for t in teams)
-    head2 = f"{'round':>7} |" + " |".join(f" {'score':>{width}} {'total':>{width}}" for _ in teams)
-    rule = "-" * len(head2)
-    lines = [f"rules: {result.rules_source}", head1, head2, rule]
-    for i, (scores, running) in enumerate(zip(result.rounds, result.running), 1):
-        lines.append(f"{i:>7} |" + " |".join(f" {scores[t]:>{width}} {running[t]:>{width}}" for t in teams))
-        if breakdown:
-            for key in BREAKDOWN_KEYS:
-                vals = [result.breakdowns[i - 1][t][key] for t in teams]
-                if any(vals):
-                    lines.append(f"{'':>7} |" + " |".join(f" {v:>{width}} {'':>{width}}" for v in vals)
-                                 + f"   {_LABELS[key]}")
-    lines.append(rule)
-    totals = result.totals
-    lines.append(f"{'total':>7} |" + " |".join(f" {'':>{width}} {totals[t]:>{width}}" for t in teams))
-    lines.append("")
-    played = len(result.rounds)
-    if not played:
-        lines.append("no rounds scored yet")
-    elif result.complete:
-        lines.append(f"winner: {result.winner}" if result.winner else f"draw at {max(totals.values())}")
-    else:
-        status = (f"after round {played} of {result.rules.rounds}" if played < result.rules.rounds
-                  else "tied: an extra round is played (tie_break: extra_round)")
-        lead = result.winner
-        lines.append(f"{status}; " + (f"{lead} leads" if lead else "the lead is tied"))
-    return "\n".join(lines)
-
-
-def score_main(argv: Sequence[str] | None = None) -> int:
-    """``handfoot score SHEET.yaml [--json] [--rules R] [--breakdown]``; returns the exit status.
-
-    0 on success; 2 for a malformed or rule-breaking sheet (one ``error: ...``
-    line on stderr naming round, team and entry) or bad arguments.
-    """
-    parser = argparse.ArgumentParser(
-        prog="handfoot score",
-        description="Score a Hand and Foot score sheet (YAML, see INTERFACE.md 'Score keeper'): "
-                    "round scores, running totals and the winner.")
-    parser.add_argument("sheet", help="the score sheet, a YAML file")
-    parser.add_argument("--json", action="store_true",
-                        help='print {"rounds": [...], "totals": {...}, "winner": name or null} as JSON')
-    parser.add_argument("--rules", default=None,
-                        help="rules preset or YAML path, overriding the sheet's 'rules'")
-    parser.add_argument("--breakdown", action="store_true", help="show each round's items in the table")
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as e:          # --help (0) or a usage error (2): return, do not exit the caller
-        return int(e.code or 0) if not isinstance(e.code, str) else 2
-    try:
-        result = score_sheet(args.sheet, rules=args.rules)
-    except ScoreSheetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except RuleConfigError as e:
-        print(f"error: rules: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:
-        if os.environ.get("HANDFOOT_DEBUG"):
-            raise
-        print(f"error: internal error while scoring {args.sheet}: {type(e).__name__}: {e} "
-              f"(set HANDFOOT_DEBUG=1 for a traceback)", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(result.to_json()))
-    else:
-        print(format_table(result, breakdown=args.breakdown))
-    return 0
-
-
-#: the CLI looks for ``score_main`` first; ``main`` is the same function
-main = score_main
-
-
-if __name__ == "__main__":
-    sys.exit(score_main())
+__all__ = ["BREAKDOWN_KEYS", "round_breakdown", "melded_points", "table_score", "team_round_score"]

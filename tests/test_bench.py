@@ -1,5 +1,5 @@
 """``handfoot bench`` runs and prints every row; the hot-path optimisations keep behaviour;
-the batched runner (``experiments.batched.BatchedVecEnv``) works as an SB3 VecEnv.
+the batched runner (``experiments.training.batched.BatchedVecEnv``) works as an SB3 VecEnv.
 
 No timed assertions: speed is measured by ``handfoot bench``, not tested.
 """
@@ -27,7 +27,7 @@ ROW_IDS = ["openspiel/gin_rummy", "openspiel_rl/gin_rummy", "rlcard/gin-rummy", 
 
 # ----------------------------------------------------------------------------- bench CLI
 def test_bench_quick_prints_every_row_and_saves_json(tmp_path, capsys):
-    from experiments.bench import bench_main
+    from experiments.bench.bench import bench_main
     rc = bench_main(["--quick", "--seconds", "0.05", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 0
@@ -47,7 +47,7 @@ def test_bench_quick_prints_every_row_and_saves_json(tmp_path, capsys):
 
 
 def test_bench_via_cli_entry_point(tmp_path, capsys):
-    from handfoot_env.cli import main
+    from experiments.apps.cli import main
     rc = main(["bench", "--quick", "--seconds", "0.02", "--rows", "engine", "--presets", "pagat", "--out",
                str(tmp_path)])
     assert rc == 0
@@ -55,7 +55,7 @@ def test_bench_via_cli_entry_point(tmp_path, capsys):
 
 
 def test_bench_reports_not_installed(tmp_path, capsys, monkeypatch):
-    from experiments.bench import bench_main
+    from experiments.bench.bench import bench_main
     monkeypatch.setitem(sys.modules, "pyspiel", None)     # import raises ImportError
     for name in ("open_spiel", "open_spiel.python", "open_spiel.python.rl_environment"):
         monkeypatch.setitem(sys.modules, name, None)
@@ -72,7 +72,7 @@ def test_bench_reports_not_installed(tmp_path, capsys, monkeypatch):
 
 
 def test_profile_script_runs(capsys):
-    from experiments.profile_aec import main
+    from experiments.bench.profile_aec import main
     assert main(["--games", "1", "--warmup", "0"]) == 0
     assert "actions/s" in capsys.readouterr().out
     assert main(["--games", "1", "--warmup", "0", "--cprofile", "3"]) == 0
@@ -81,7 +81,7 @@ def test_profile_script_runs(capsys):
 
 
 def test_bench_config_errors(tmp_path, capsys):
-    from experiments.bench import bench_main
+    from experiments.bench.bench import bench_main
     bad = tmp_path / "bad.yaml"
     bad.write_text("secnds: 3\n")
     assert bench_main([str(bad)]) == 2
@@ -100,7 +100,7 @@ def test_bench_config_errors(tmp_path, capsys):
 
 def test_bench_interleaved_slices_play_the_requested_games(tmp_path):
     """With a games target, the round-robin slices together play exactly that many games per row."""
-    from experiments.bench import bench_main
+    from experiments.bench.bench import bench_main
     rc = bench_main(["--quick", "--rows", "engine,aec,vecenv,selfplay", "--presets", "pagat", "--games", "3",
                      "--interleave", "2", "--out", str(tmp_path), "--json"])
     assert rc == 0
@@ -300,7 +300,7 @@ def _drive(venv, steps, seed=0):
 def test_batched_vecenv_shapes_masks_and_sb3_api():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecEnv
-    from experiments.batched import BatchedVecEnv
+    from experiments.training.batched import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=3, rules="pagat", seed=4)
     assert isinstance(venv, VecEnv)
     n_obs = observation_size(4, 2)
@@ -324,7 +324,7 @@ def test_batched_vecenv_shapes_masks_and_sb3_api():
 
 
 def test_batched_vecenv_episodes_finish_with_score_rewards():
-    from experiments.batched import BatchedVecEnv
+    from experiments.training.batched import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=1)
     rng = np.random.default_rng(0)
     venv.reset()
@@ -349,7 +349,7 @@ def test_batched_vecenv_episodes_finish_with_score_rewards():
 
 
 def test_batched_vecenv_is_deterministic_with_a_seed():
-    from experiments.batched import BatchedVecEnv
+    from experiments.training.batched import BatchedVecEnv
     a, ea = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
     b, eb = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
     assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
@@ -359,7 +359,7 @@ def test_batched_vecenv_is_deterministic_with_a_seed():
 
 
 def test_batched_vecenv_opponent_callable_illegal_actions_and_game_win():
-    from experiments.batched import BatchedVecEnv
+    from experiments.training.batched import BatchedVecEnv
     seen = []
 
     def first_legal(game, seat, legal, rng):
@@ -392,7 +392,7 @@ def test_batched_vecenv_opponent_callable_illegal_actions_and_game_win():
 
 def test_batched_vecenv_trains_with_maskable_ppo():
     from sb3_contrib import MaskablePPO
-    from experiments.batched import BatchedVecEnv
+    from experiments.training.batched import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=0)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, seed=0,
                         policy_kwargs={"net_arch": [16]}, device="cpu")
@@ -450,7 +450,8 @@ def test_cached_pile_and_table_blocks_with_sparse_observations(rules, overrides)
 def test_pickup_shortcuts_agree_with_the_dynamic_program():
     """The unopened pickup check's cheap bounds give the same answer as max_meld_value alone."""
     from handfoot_env.cards import BLACK3, JOKER, NUM_RANKS, NUM_SLOTS, RED3, TWO, VALUES, WILD_SLOT
-    from handfoot_env.engine import DRAW_PHASE, max_meld_value
+    from handfoot_env.engine import DRAW_PHASE
+    from handfoot_env.melds import max_meld_value
 
     def dp_only(g, p):
         hand, top = g.hands[p], g.discard[-1]

@@ -107,8 +107,9 @@ def _three_books(**overrides):
 def test_book_bonuses(field, value, delta):
     base = _three_books().team_round_score(0)
     changed = _three_books(**{field: value}).team_round_score(0)
-    assert base["books"] == 500 + 300 + 1500
-    assert changed["books"] - base["books"] == delta
+    books = ("clean_books", "dirty_books", "wild_books")
+    assert [base[k] for k in books] == [500, 300, 1500]
+    assert sum(changed[k] for k in books) - sum(base[k] for k in books) == delta
     assert changed["total"] - base["total"] == delta
 
 

@@ -1,10 +1,10 @@
 """The engine's hot-path shortcuts decide exactly as the plain definitions they stand in for.
 
-* ``_opening_bounds`` (the cheap bounds in front of ``max_meld_value`` in the meld
+* ``opening_bounds`` (the cheap bounds in front of ``max_meld_value`` in the meld
   post check of an unopened team) never contradicts the dynamic program;
 * with the bounds switched off (dynamic program only) the legal lists are the same;
-* ``_structural_ids`` (shared across slots, counts capped at the meld's room) equals
-  ``_structural_melds``.
+* ``structural_ids`` (shared across slots, counts capped at the meld's room) equals
+  ``structural_melds``.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import random
 import handfoot_env.engine as engine
 from handfoot_env.actions import CANCEL_MELDS, MELD_BASE
 from handfoot_env.cards import JOKER, NUM_RANKS, NUM_SLOTS, RED3, TWO, VALUES, WILD_SLOT
-from handfoot_env.engine import MELD_PHASE, Game, _opening_bounds, _structural_ids, _structural_melds, max_meld_value
+from handfoot_env.engine import MELD_PHASE, Game
+from handfoot_env.melds import opening_bounds, structural_ids, structural_melds, max_meld_value
 
 PRESETS = ["pagat", "bicycle", "six_player", "individual"]
 
@@ -36,7 +37,7 @@ def _play(rules: str, games: int, seed: int):
                 a = rng.choice(melds)
             else:
                 a = rng.choice(legal)
-            g._apply(a)
+            g.apply_legal(a)
 
 
 def _post_dp_inputs(g: Game):
@@ -55,7 +56,7 @@ def _post_dp_inputs(g: Game):
             continue
         n0, t0, j0 = g.melds[team][s]
         hn = hand[s] if s < NUM_RANKS else 0
-        for aid, n, t, j, book in _structural_melds(s, min(hn, 7), min(hand[TWO], 7), min(hand[JOKER], 7),
+        for aid, n, t, j, book in structural_melds(s, min(hn, 7), min(hand[TWO], 7), min(hand[JOKER], 7),
                                                     n0, t0, j0, g._double):
             value = g.prov_value + n * (VALUES[s] if s < NUM_RANKS else 0) + 20 * t + 50 * j
             left = size - n - t - j
@@ -83,7 +84,7 @@ def test_opening_bounds_never_contradict_the_dynamic_program():
                 for nd in {need, best, best + 1, *range(5, 200, 15)}:
                     if nd <= 0:
                         continue
-                    verdict = _opening_bounds(h2, sizes, g.rules.wild_melds, max_cards, nd)
+                    verdict = opening_bounds(h2, sizes, g.rules.wild_melds, max_cards, nd)
                     decided[verdict] += 1
                     if verdict is not None:
                         assert verdict == (best >= nd), (rules, h2, sizes, max_cards, nd, best, verdict)
@@ -94,7 +95,7 @@ def test_opening_bounds_never_contradict_the_dynamic_program():
 
 def test_legal_lists_are_the_same_with_the_dynamic_program_alone(monkeypatch):
     states = [(rules, g.clone(), legal) for rules in PRESETS for g, legal in _play(rules, games=6, seed=9)]
-    monkeypatch.setattr(engine, "_opening_bounds", lambda *args: None)
+    monkeypatch.setattr(engine, "opening_bounds", lambda *args: None)
     post_dp = 0
     for rules, g, legal in states:
         assert g.legal_actions() == legal, rules
@@ -111,6 +112,6 @@ def test_structural_ids_match_the_structural_melds():
                 for n0, t0, j0 in itertools.product(range(1 if s == WILD_SLOT else 7), range(4), range(4)):
                     if n0 + t0 + j0 > 6:
                         continue
-                    cand, ids = _structural_ids(s, hn, ht, hj, n0, t0, j0, double)
-                    assert cand == _structural_melds(s, hn, ht, hj, n0, t0, j0, double)
+                    cand, ids = structural_ids(s, hn, ht, hj, n0, t0, j0, double)
+                    assert cand == structural_melds(s, hn, ht, hj, n0, t0, j0, double)
                     assert ids == tuple(c[0] for c in cand)

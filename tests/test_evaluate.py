@@ -7,11 +7,13 @@ import math
 
 import pytest
 
-from experiments import evaluate as ev
-from experiments.evaluate import EvalConfig, mean_ci, pair_stats, run_evaluation, t975, win_rate_ci, wilson_ci
+from experiments.evaluation import harness as ev
+from experiments.evaluation.stats import bradley_terry_elo
+from experiments.evaluation.harness import EvalConfig, run_evaluation
+from experiments.evaluation.stats import mean_ci, pair_stats, t975, win_rate_ci, wilson_ci
 from handfoot_env import Game, load_rules
 from handfoot_env.actions import ACTION_INDEX
-from handfoot_env.cli import main as cli_main
+from experiments.apps.cli import main as cli_main
 
 
 def _strip(res):
@@ -82,9 +84,9 @@ def test_pair_stats_uses_per_deal_pair_means():
 
 def test_bradley_terry_ratings():
     names = ["a", "b", "c"]
-    even = ev.bradley_terry_elo(names, {(0, 1): 5, (0, 2): 5, (1, 2): 5}, {(0, 1): 10, (0, 2): 10, (1, 2): 10})
+    even = bradley_terry_elo(names, {(0, 1): 5, (0, 2): 5, (1, 2): 5}, {(0, 1): 10, (0, 2): 10, (1, 2): 10})
     assert all(abs(x - 1500) < 1e-6 for x in even)
-    r = ev.bradley_terry_elo(names, {(0, 1): 10, (0, 2): 10, (1, 2): 8}, {(0, 1): 10, (0, 2): 10, (1, 2): 10})
+    r = bradley_terry_elo(names, {(0, 1): 10, (0, 2): 10, (1, 2): 8}, {(0, 1): 10, (0, 2): 10, (1, 2): 10})
     assert r[0] > r[1] > r[2] and all(math.isfinite(x) for x in r)
     assert abs(sum(r) / 3 - 1500) < 1e-6
 

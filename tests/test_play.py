@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from experiments.demo import demo_main
-from experiments.play import action_order, describe_action, parse_choice, play_main
+from experiments.apps.demo import demo_main
+from experiments.apps.play import action_order, describe_action, parse_choice, play_main
 from handfoot_env.actions import ACTION_INDEX, ANSWER_NO, ANSWER_YES, DRAW
 from handfoot_env.engine import ANSWER_PHASE, Game
 from handfoot_env.record import load_record, replay_record
 from handfoot_env.view import seat_view
 
 ROOT = Path(__file__).resolve().parent.parent
-HANDFOOT = [sys.executable, "-m", "handfoot_env.cli"]
+HANDFOOT = [sys.executable, "-m", "experiments.apps.cli"]
 LISTED = re.compile(r"^\s*(\d+)\)\s+(\S+)", re.M)
 #: going out needs no books: partners ask early and often, so the question reaches the person
 EASY_OUT = ["--rule", "go_out_clean=0", "--rule", "go_out_dirty=0", "--rule", "go_out_wild=0"]

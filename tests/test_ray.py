@@ -16,15 +16,15 @@ import pytest
 
 pytest.importorskip("ray.rllib")
 
-from experiments.rllib_backend import (LEARNER, agent_to_module,  # noqa: E402
-                                       spaces_for)
+from agents.rllib_policy import LEARNER  # noqa: E402
+from experiments.training.rllib_env import agent_to_module, spaces_for  # noqa: E402
 from handfoot_env.env import raw_env  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- env wrapper
 def _play_wrapper(opponent: str, seed: int, max_actions=None):
     """Play one game through the wrapper with uniformly random legal actions; record every AEC action."""
-    from experiments.rllib_backend import HandFootMultiAgentEnv
+    from experiments.training.rllib_env import HandFootMultiAgentEnv
     env = HandFootMultiAgentEnv({"opponents": {opponent: 1.0}, "pool_size": 2, "seed": seed,
                                  "max_actions": max_actions})
     actions = []
@@ -100,7 +100,8 @@ def test_masked_module_never_puts_mass_on_illegal_actions():
     import torch
     from ray.rllib.core.columns import Columns
 
-    from agents.rllib_policy import MASKED_LOGIT, MaskedActorCritic
+    from agents.rllib_policy import MASKED_LOGIT
+    from experiments.training.rllib_module import MaskedActorCritic
     obs_space, act_space = spaces_for("pagat")
     full = MaskedActorCritic(observation_space=obs_space, action_space=act_space, inference_only=False,
                              model_config={"hidden": [32], "activation": "relu"})
@@ -139,9 +140,11 @@ def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path):
     import ray
 
     from agents.registry import make_agent
-    from experiments.evaluate import EvalConfig, run_evaluation
-    from experiments.rllib_backend import ray_task_runner
-    from experiments.train import TrainConfig, config_from_dict, train
+    from experiments.evaluation.harness import EvalConfig, run_evaluation
+    from experiments.ray_cluster import ray_task_runner
+    from experiments.training.config import TrainConfig
+    from experiments.config import config_from_dict
+    from experiments.training.run import train
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level="ERROR")
@@ -205,7 +208,7 @@ def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path):
         assert ray.is_initialized()
 
         # -- the CLI: `handfoot evaluate ... --ray` (joins the running Ray, leaves it running)
-        from experiments.evaluate import evaluate_main
+        from experiments.evaluation.cli import evaluate_main
         args = ["--agents", f"rllib:{run}", "random", "greedy", "--games", "3", "--seed", "7", "--no-plots",
                 "--no-progress", "--out", str(tmp_path / "ev_cli"), "--json"]
         assert evaluate_main(args + ["--ray"]) == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.registry import make_agent
-from experiments.play import replay_main
+from experiments.apps.play import replay_main
 from handfoot_env.actions import ACTION_NAMES
 from handfoot_env.cards import deck_counts
 from handfoot_env.engine import Game
@@ -29,7 +29,7 @@ from handfoot_env.record import (
 from handfoot_env.view import seat_view
 
 ROOT = Path(__file__).resolve().parent.parent
-HANDFOOT = [sys.executable, "-m", "handfoot_env.cli"]
+HANDFOOT = [sys.executable, "-m", "experiments.apps.cli"]
 
 
 def play_out(g: Game, specs=("greedy", "random", "greedy", "random"), max_actions=None) -> Game:
@@ -206,7 +206,7 @@ def test_cli_replay_seat_view_and_eof(record_file):
 
 def test_evaluate_records_replay(tmp_path):
     """Per-game records written by ``handfoot evaluate --records`` can be verified and replayed too."""
-    evaluate = pytest.importorskip("experiments.evaluate")
+    evaluate = pytest.importorskip("experiments.evaluation.harness")
     from handfoot_env.config import load_rules
     res = evaluate.play_game(load_rules("pagat"), ["greedy", "random", "greedy", "random"], 3, record=True)
     rec = res["record"]

@@ -12,8 +12,13 @@ import pytest
 import torch as th
 
 from agents.policy import NumpyPolicy, load_policy_agent
-from experiments import selfplay
-from experiments.train import ConfigError, TrainConfig, config_from_dict, train, train_main
+from agents.sb3_model import extract_weights
+from experiments.training import sb3, selfplay
+from handfoot_env.observation import observation_scale
+from experiments.config import ConfigError, config_from_dict
+from experiments.training.config import TrainConfig
+from experiments.training.run import train
+from experiments.training.cli import train_main
 from handfoot_env import handfoot_v0
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
@@ -41,11 +46,11 @@ def random_weights(seed: int = 0, hidden=(32,)) -> dict:
     """Actor weights of a freshly initialised HandFootPolicy (no training needed)."""
     from sb3_contrib import MaskablePPO
     venv = selfplay.make_vec_env({"opponents": {"random": 1.0}}, 1, seed, subprocess=False)
-    scale = selfplay.observation_scale(4, 2)
-    model = MaskablePPO(selfplay.HandFootPolicy, venv, n_steps=16, batch_size=16, seed=seed, device="cpu",
+    scale = observation_scale(4, 2)
+    model = MaskablePPO(sb3.HandFootPolicy, venv, n_steps=16, batch_size=16, seed=seed, device="cpu",
                         policy_kwargs=dict(net_arch=dict(pi=list(hidden), vf=list(hidden)),
                                            features_extractor_kwargs=dict(scale=scale.tolist())))
-    w = selfplay.extract_weights(model.policy)
+    w = extract_weights(model.policy)
     venv.close()
     return w
 
@@ -163,11 +168,11 @@ def test_numpy_actor_matches_torch_policy():
     from sb3_contrib import MaskablePPO
     venv = selfplay.make_vec_env({"opponents": {"random": 1.0}, "centralised_critic": True}, 2, 0, subprocess=False)
     from handfoot_env.observation import observation_size
-    scale = selfplay.observation_scale(4, 2, with_state=True)
-    model = MaskablePPO(selfplay.HandFootPolicy, venv, n_steps=16, batch_size=16, seed=0, device="cpu",
+    scale = observation_scale(4, 2, with_state=True)
+    model = MaskablePPO(sb3.HandFootPolicy, venv, n_steps=16, batch_size=16, seed=0, device="cpu",
                         policy_kwargs=dict(net_arch=dict(pi=[16, 16], vf=[8]), features_extractor_kwargs=dict(
                             scale=scale.tolist(), actor_visible=observation_size(4, 2))))
-    w = selfplay.extract_weights(model.policy)
+    w = extract_weights(model.policy)
     venv.env_method("set_learner", w)
     obs = venv.reset()
     masks = venv.action_masks()
@@ -195,7 +200,7 @@ def _params(run: Path, which: str = "final"):
 
 
 def test_tiny_train_then_experiment_end_to_end(tmp_path, capsys):
-    from experiments.experiment import load_experiment_config, run_experiment
+    from experiments.apps.experiment import load_experiment_config, run_experiment
     cfg = load_experiment_config(None, data={
         "name": "e2e", "seed": 1, "run_dir": str(tmp_path / "runs"),
         "train": {"total_timesteps": 128, "n_envs": 2, "vec_env": "dummy", "progress": False,
@@ -322,7 +327,7 @@ def test_bad_config_names_the_field_and_exits_2(tmp_path, capsys, content, needl
     assert train_main([str(p)]) == 2
     err = capsys.readouterr().err
     assert needle in err
-    from experiments.experiment import experiment_main
+    from experiments.apps.experiment import experiment_main
     q = tmp_path / "bad_exp.yaml"
     q.write_text("train:\n" + "".join("  " + line + "\n" for line in content.splitlines()))
     assert experiment_main([str(q)]) == 2
@@ -330,8 +335,8 @@ def test_bad_config_names_the_field_and_exits_2(tmp_path, capsys, content, needl
 
 
 def test_shipped_configs_are_valid():
-    from experiments.experiment import load_experiment_config
-    from experiments.train import load_train_config
+    from experiments.apps.experiment import load_experiment_config
+    from experiments.training.config import load_train_config
     root = Path(__file__).resolve().parent.parent / "configs"
     trains = sorted((root / "train").glob("*.yaml"))
     exps = sorted((root / "experiments").glob("*.yaml"))

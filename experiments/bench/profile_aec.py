@@ -14,7 +14,7 @@ import random
 import time
 from typing import List, Optional
 
-from experiments.bench import play_aec_game
+from experiments.bench.bench import play_aec_game
 
 
 def play(env, games: int, seed: int) -> int:

@@ -22,11 +22,15 @@ import sys
 import time
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
+import yaml
 from rich.console import Console, Group
+from rich.console import Group as _Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from agents.base import agent_action
+from agents.registry import make_agent
 from handfoot_env.actions import (
     ACTION_INDEX,
     ACTION_NAMES,
@@ -45,7 +49,8 @@ from handfoot_env.actions import (
 from handfoot_env.cards import BLACK3, CODES, JOKER, NUM_RANKS, SLOT_CODES, TWO, WILD_SLOT
 from handfoot_env.config import RuleConfigError, load_rules
 from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, PHASE_NAMES, Game
-from handfoot_env.observation import action_mask, encode_observation, table_points
+from handfoot_env.observation import table_points
+from handfoot_env.record import RecordError, RecordMismatchError, board_after, load_record, positions, save_record
 
 InputFn = Callable[[str], str]
 
@@ -56,19 +61,6 @@ ITEM_NAMES = (("melded", "cards melded"), ("books", "book bonuses"), ("red_three
 
 
 # =========================================================================== agents
-def make_agent(spec: str, seed: int):
-    """An agent from a spec (``random``, ``greedy``, ``strategic``, ``policy:PATH``): agents.registry."""
-    from agents.registry import make_agent as _make
-    return _make(spec, seed)
-
-
-def agent_action(agent, game: Game, seat: int) -> int:
-    """Ask ``agent`` (playing ``seat``) for its action in ``game``."""
-    from handfoot_env.view import seat_view
-    obs = None
-    if getattr(agent, "needs_observation", False):
-        obs = {"observation": encode_observation(game, seat), "action_mask": action_mask(game, seat)}
-    return int(agent.act(obs, seat_view(game, seat)))
 
 
 # =========================================================================== text helpers
@@ -353,8 +345,6 @@ ANSWER_WORDS = {"y": ANSWER_YES, "yes": ANSWER_YES, "n": ANSWER_NO, "no": ANSWER
 HELP = """Type the number of an action or its name (e.g. 3, draw, meld:K:3:0:0, discard:9).
 Other commands: t / table (show the table again), s / scores (score sheet), l / log (recent moves),
 h / help, q / quit.  When your partner asks to go out, answer y / yes or n / no."""
-
-
 def parse_choice(text: str, listed: Sequence[int], game: Game) -> Tuple[Optional[int], Optional[str]]:
     """Map what the person typed to an action id; ``(None, message)`` when it is not a legal action."""
     s = text.strip()
@@ -463,7 +453,6 @@ class PlaySession:
                 + (" Well played!" if mine else ""))
 
     def round_over(self, before: Game, action: int) -> None:
-        from handfoot_env.record import board_after
         g = self.game
         det = g.round_details[-1]
         board = board_after(before, action)
@@ -523,7 +512,6 @@ class PlaySession:
 
 # =========================================================================== play command
 def _parse_overrides(items: Sequence[str]) -> dict:
-    import yaml
     out = {}
     for it in items or ():
         if "=" not in it:
@@ -636,7 +624,6 @@ def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] 
             console.print(f"Game abandoned: {q.reason}.")
             status = 1
     if args.save:
-        from handfoot_env.record import save_record
         save_record(game, args.save, players=["human" if p == human else labels[p] for p in range(game.n)],
                     options={"shoe": shoe} if shoe else None,
                     meta={"command": "play", "human_seat": human, "finished": bool(game.game_over)})
@@ -648,8 +635,6 @@ def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] 
 REPLAY_HELP = """n / next / Enter: next action     p / prev: previous action     K: go to the position after action K
 r K: start of round K     end: last position     s N / seat N: view from seat N     a / all: full view
 h / help     q / quit"""
-
-
 def replay_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="handfoot replay",
                                  description="Step through a saved game record, after verifying it (docs/playing.md).")
@@ -664,7 +649,6 @@ def replay_parser() -> argparse.ArgumentParser:
 
 
 def _position_renderable(pos, prev, n_actions: int, viewer: Optional[int], labels: Sequence[str]):
-    from rich.console import Group as _Group
     if pos.action is None:
         head = Text(f"Position 0/{n_actions}: the deal", style="bold")
     else:
@@ -691,7 +675,6 @@ def _position_renderable(pos, prev, n_actions: int, viewer: Optional[int], label
 def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
                 stdout: Optional[TextIO] = None) -> int:
     """``handfoot replay``; 0 on success, 2 for a record that cannot be read or does not verify."""
-    from handfoot_env.record import RecordError, RecordMismatchError, load_record, positions
     ap = replay_parser()
     args = ap.parse_args(list(argv) if argv is not None else None)
     out = stdout if stdout is not None else sys.stdout

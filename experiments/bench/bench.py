@@ -6,7 +6,7 @@ games per second and the ratio to OpenSpiel's ``gin_rummy`` measured in the
 same run the same way:
 
 ``engine``     the rules engine alone: ``Game.legal_actions()`` then
-               ``Game._apply(a)`` (no observation).
+               ``Game.apply_legal(a)`` (no observation).
 ``aec``        the wrapped PettingZoo env ``handfoot_v0.env()``: ``env.last()``
                (observation and action mask of the agent to act), then
                ``env.step(a)``.
@@ -62,192 +62,22 @@ import tracemalloc
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-ROW_KINDS = ("engine", "aec", "vecenv", "selfplay", "openspiel", "openspiel_rl", "rlcard")
-DEFAULTS: Dict[str, Any] = {
-    "presets": ["pagat", "bicycle"],        # rules measured by engine, aec and vecenv rows
-    "growth_presets": ["six_player"],       # extra engine and aec rows for the cost-growth note
-    "rows": list(ROW_KINDS),
-    "seconds": 10.0,                        # time budget per row (whole games; at least one)
-    "games": None,                          # or a fixed number of games per row (overrides seconds)
-    "warmup_seconds": 0.5,                  # untimed play before each row (caches, tables)
-    "interleave": 5,                        # rows are timed in this many round-robin slices
-    "seed": 0,
-    "clock": "cpu",                         # cpu (process time) or wall
-    "vecenv": {"n_envs": 16},
-    "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
-    "memory": {"instances": 100},
-    "clone": {"states": 200, "repeats": 50},
-    "out": "runs/bench",
-}
-QUICK: Dict[str, Any] = {
-    "seconds": 0.2,
-    "games": None,
-    "warmup_seconds": 0.0,
-    "interleave": 2,
-    "vecenv": {"n_envs": 4},
-    "selfplay": {"n_envs": 2},
-    "memory": {"instances": 5},
-    "clone": {"states": 10, "repeats": 5},
-}
-TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0}
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "bench"
-
-
-class BenchConfigError(ValueError):
-    pass
-
+from experiments.bench.config import (
+    ROW_KINDS,
+    BenchConfigError,
+    _merge,
+    _train_config_path,
+    load_config,
+    validate,
+)
+from experiments.bench.reference import _version, bench_openspiel, bench_openspiel_rl, bench_rlcard
+from experiments.bench.report import _growth, _targets, print_results, save
+from experiments.bench.timing import _Clock, _GameRunner, _rates
 
 # ------------------------------------------------------------------------------ config
-def _merge(base: Dict[str, Any], extra: Dict[str, Any], where: str) -> Dict[str, Any]:
-    out = dict(base)
-    for k, v in (extra or {}).items():
-        if k not in DEFAULTS:
-            raise BenchConfigError(f"{where}: unknown field {k!r} (known: {', '.join(DEFAULTS)})")
-        if isinstance(DEFAULTS[k], dict):
-            if not isinstance(v, dict):
-                raise BenchConfigError(f"{where}: {k} must be a mapping, got {v!r}")
-            unknown = set(v) - set(DEFAULTS[k])
-            if unknown:
-                raise BenchConfigError(f"{where}: unknown field(s) {sorted(unknown)} in {k} "
-                                       f"(known: {', '.join(DEFAULTS[k])})")
-            out[k] = {**out[k], **v}
-        else:
-            out[k] = v
-    return out
-
-
-def _find_config(name: str) -> Optional[Path]:
-    for p in (Path(name), Path("configs/bench") / name, CONFIG_DIR / name, CONFIG_DIR / f"{name}.yaml"):
-        if p.is_file():
-            return p
-    return None
-
-
-def load_config(path: Optional[str] = None, quick: bool = False) -> Dict[str, Any]:
-    """The bench settings: DEFAULTS, then the YAML file, then the quick overrides."""
-    import yaml
-    cfg = dict(DEFAULTS)
-    if path is None:
-        path_found = _find_config("quick.yaml" if quick else "default.yaml")
-    else:
-        path_found = _find_config(path)
-        if path_found is None:
-            raise BenchConfigError(f"config file {path!r} not found")
-    if path_found is not None:
-        data = yaml.safe_load(path_found.read_text()) or {}
-        if not isinstance(data, dict):
-            raise BenchConfigError(f"{path_found}: expected a mapping of fields")
-        cfg = _merge(cfg, data, str(path_found))
-        cfg["config_file"] = str(path_found)
-    if quick:
-        cfg = _merge(cfg, QUICK, "--quick")
-    cfg.setdefault("config_file", None)
-    return validate(cfg)
-
-
-def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
-    for k in cfg["rows"]:
-        if k not in ROW_KINDS:
-            raise BenchConfigError(f"rows: unknown row {k!r} (known: {', '.join(ROW_KINDS)})")
-    if cfg["clock"] not in ("cpu", "wall"):
-        raise BenchConfigError(f"clock must be 'cpu' or 'wall', got {cfg['clock']!r}")
-    if cfg["games"] is not None and int(cfg["games"]) < 1:
-        raise BenchConfigError(f"games must be a positive integer or null, got {cfg['games']!r}")
-    if float(cfg["seconds"]) <= 0:
-        raise BenchConfigError(f"seconds must be positive, got {cfg['seconds']!r}")
-    for section in ("vecenv", "selfplay"):
-        n = cfg[section]["n_envs"]
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise BenchConfigError(f"{section}.n_envs must be a positive integer, got {n!r}")
-    if "selfplay" in cfg["rows"] and _train_config_path(str(cfg["selfplay"]["train_config"])) is None:
-        raise BenchConfigError(f"selfplay.train_config: file {cfg['selfplay']['train_config']!r} not found")
-    il = cfg["interleave"]
-    if isinstance(il, bool) or not isinstance(il, int) or il < 1:
-        raise BenchConfigError(f"interleave must be a positive integer, got {il!r}")
-    from handfoot_env.config import load_rules
-    for p in list(cfg["presets"]) + list(cfg["growth_presets"] or []):
-        try:
-            load_rules(p)
-        except Exception as e:  # noqa: BLE001 - reported as a config error
-            raise BenchConfigError(f"presets: {e}") from None
-    return cfg
 
 
 # ------------------------------------------------------------------------------ timing
-class _Clock:
-    """Process CPU time and wall time, summed over the timed slices."""
-
-    def __init__(self, kind: str):
-        self.kind = kind
-        self.wall_total = self.cpu_total = 0.0
-
-    def start(self) -> None:
-        self.w0, self.c0 = time.perf_counter(), time.process_time()
-
-    def stop(self) -> None:
-        self.wall_total += time.perf_counter() - self.w0
-        self.cpu_total += time.process_time() - self.c0
-
-    def wall(self) -> float:
-        return self.wall_total
-
-    def cpu(self) -> float:
-        return self.cpu_total
-
-    def running(self) -> float:
-        """Seconds in the current slice on the configured clock."""
-        return (time.process_time() - self.c0) if self.kind == "cpu" else (time.perf_counter() - self.w0)
-
-
-class _GameRunner:
-    """A row measured slice by slice: ``play_one(seed)`` plays one whole game and returns
-    (actions, observations); each slice plays whole games until its budget is spent."""
-
-    def __init__(self, play_one: Callable[[int], Any], cfg: Dict[str, Any], seed0: int,
-                 version: Optional[str] = None):
-        self.play_one, self.cfg, self.seed0 = play_one, cfg, seed0
-        self.clock = _Clock(cfg["clock"])
-        self.actions = self.obs = self.games = 0
-        self.extra: Dict[str, Any] = {} if version is None else {"version": version}
-
-    def warmup(self) -> None:
-        warm = float(self.cfg.get("warmup_seconds") or 0)
-        t0 = time.perf_counter()
-        s = 10 ** 6
-        while time.perf_counter() - t0 < warm:
-            self.play_one(self.seed0 + s)
-            s += 1
-
-    def run_slice(self, k: int, slices: int) -> None:
-        games_target = self.cfg["games"]
-        goal = -(-int(games_target) * (k + 1) // slices) if games_target is not None else None
-        budget = float(self.cfg["seconds"]) / slices
-        clock = self.clock
-        gc.collect()
-        clock.start()
-        while True:
-            if goal is not None and self.games >= goal:
-                break
-            a, o = self.play_one(self.seed0 + self.games)
-            self.actions += a
-            self.obs += o
-            self.games += 1
-            if goal is None and clock.running() >= budget:
-                break
-        clock.stop()
-
-    def result(self) -> Dict[str, Any]:
-        return {**_rates(self.actions, self.obs, self.games, self.clock), **self.extra}
-
-
-def _rates(actions: int, obs: int, games: float, clock: _Clock) -> Dict[str, Any]:
-    wall, cpu = clock.wall(), clock.cpu()
-    el = cpu if clock.kind == "cpu" else wall
-    el = max(el, 1e-9)
-    return {"status": "ok", "actions": actions, "observations": obs, "games": games,
-            "seconds_wall": round(wall, 4), "seconds_cpu": round(cpu, 4),
-            "actions_per_s": actions / el, "games_per_s": games / el, "obs_per_s": obs / el,
-            "actions_per_game": actions / games if games else None}
 
 
 # ------------------------------------------------------------------------------ rows
@@ -258,7 +88,7 @@ def bench_engine(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
 
     def play(seed: int):
         g.reset(seed=seed)
-        legal_actions, apply, rr = g.legal_actions, g._apply, rng.randrange
+        legal_actions, apply, rr = g.legal_actions, g.apply_legal, rng.randrange
         n = 0
         while not g.game_over:
             la = legal_actions()
@@ -316,7 +146,7 @@ def _random_vec_step(venv, n_envs: int, seed: int) -> Callable[[], None]:
 
 
 def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
-    from experiments.batched import BatchedVecEnv
+    from experiments.training.batched import BatchedVecEnv
     n_envs = int(cfg["vecenv"]["n_envs"])
     venv = BatchedVecEnv(n_envs=n_envs, rules=preset, seed=cfg["seed"])
     step = _random_vec_step(venv, n_envs, cfg["seed"])
@@ -370,17 +200,11 @@ class _VecRunner:
         return res
 
 
-def _train_config_path(name: str) -> Optional[Path]:
-    """A training config by path, from the working directory or the project's root."""
-    for p in (Path(name), CONFIG_DIR.parents[1] / name):
-        if p.is_file():
-            return p
-    return None
-
-
 def bench_selfplay(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
-    from experiments.selfplay import extract_weights, make_vec_env
-    from experiments.train import build_model, env_kwargs, load_train_config
+    from agents.sb3_model import extract_weights
+    from experiments.training.config import env_kwargs, load_train_config
+    from experiments.training.sb3 import build_model
+    from experiments.training.selfplay import make_vec_env
     sp = cfg["selfplay"]
     n_envs = int(sp["n_envs"])
     tcfg = load_train_config(_train_config_path(sp["train_config"]), [f"rules={preset}"])
@@ -393,87 +217,6 @@ def bench_selfplay(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
     venv.reset()
     return _VecRunner(venv, step, cfg, counters=lambda: (sum(e.actions_applied for e in seat_envs),
                                                          sum(e.episode_count for e in seat_envs)))
-
-
-def bench_openspiel(cfg: Dict[str, Any]) -> Any:
-    try:
-        import pyspiel
-    except ImportError:
-        return {"status": "not installed", "hint": "pip install open_spiel  (or: pip install -e .[bench])"}
-    game = pyspiel.load_game("gin_rummy")
-    rng = random.Random(cfg["seed"])
-
-    def play(seed: int):
-        state = game.new_initial_state()
-        n = 0
-        rr = rng.randrange
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                acts, probs = zip(*outcomes)
-                state.apply_action(rng.choices(acts, probs)[0])
-                continue
-            state.observation_tensor()
-            legal = state.legal_actions()
-            state.apply_action(legal[rr(len(legal))])
-            n += 1
-        return n, n
-
-    return _GameRunner(play, cfg, cfg["seed"], version=_version("open_spiel"))
-
-
-def bench_openspiel_rl(cfg: Dict[str, Any]) -> Any:
-    """OpenSpiel's RL-facing API: ``rl_environment.Environment("gin_rummy")`` (a TimeStep with the
-    observation of every player and the legal actions after each step; chance nodes inside)."""
-    try:
-        from open_spiel.python import rl_environment
-    except ImportError:
-        return {"status": "not installed", "hint": "pip install open_spiel  (or: pip install -e .[bench])"}
-    env = rl_environment.Environment("gin_rummy")
-    env.seed(cfg["seed"])
-    rng = random.Random(cfg["seed"])
-
-    def play(seed: int):
-        ts = env.reset()
-        n = 0
-        rr = rng.randrange
-        while not ts.last():
-            obs = ts.observations
-            legal = obs["legal_actions"][obs["current_player"]]
-            ts = env.step([legal[rr(len(legal))]])
-            n += 1
-        return n, n
-
-    return _GameRunner(play, cfg, cfg["seed"], version=_version("open_spiel"))
-
-
-def bench_rlcard(cfg: Dict[str, Any]) -> Any:
-    try:
-        import rlcard
-    except ImportError:
-        return {"status": "not installed", "hint": "pip install rlcard  (or: pip install -e .[bench])"}
-    env = rlcard.make("gin-rummy", config={"seed": cfg["seed"]})
-    rng = random.Random(cfg["seed"])
-
-    def play(seed: int):
-        state, _pid = env.reset()
-        n = 0
-        rr = rng.randrange
-        while not env.is_over():
-            legal = list(state["legal_actions"])
-            state, _pid = env.step(legal[rr(len(legal))])
-            n += 1
-        return n, n
-
-    return _GameRunner(play, cfg, cfg["seed"], version=_version("rlcard"))
-
-
-def _version(dist: str) -> Optional[str]:
-    try:
-        from importlib.metadata import version
-        return version(dist)
-    except Exception:  # noqa: BLE001
-        return None
 
 
 # ------------------------------------------------------------------------------ memory & clone
@@ -507,7 +250,7 @@ def measure_memory(preset: str, instances: int, seed: int = 0) -> Dict[str, Any]
     def play(g: Game) -> Game:
         while not g.game_over:
             la = g.legal_actions()
-            g._apply(la[rng.randrange(len(la))])
+            g.apply_legal(la[rng.randrange(len(la))])
         return g
 
     warm_game = Game(preset)
@@ -545,7 +288,7 @@ def measure_clone(preset: str, states: int, repeats: int, seed: int = 0, clock: 
         step = 0
         while not g.game_over and len(pool) < states:
             la = g.legal_actions()
-            g._apply(la[rng.randrange(len(la))])
+            g.apply_legal(la[rng.randrange(len(la))])
             step += 1
             if step % 37 == 0:
                 pool.append(g.clone())
@@ -624,7 +367,7 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
     for preset in presets + growth:
         g = preset in growth
         if "engine" in kinds:
-            rows.append(_row("engine", preset, "engine (legal_actions + _apply)",
+            rows.append(_row("engine", preset, "engine (legal_actions + apply_legal)",
                              lambda p=preset: bench_engine(p, cfg), g))
         if "aec" in kinds:
             rows.append(_row("aec", preset, "AEC env handfoot_v0.env() (last + step)",
@@ -659,120 +402,7 @@ def _meta(cfg: Dict[str, Any]) -> Dict[str, Any]:
             "command": "handfoot bench " + " ".join(cfg.get("argv") or [])}
 
 
-def _targets(rows, memory, clone) -> List[Dict[str, Any]]:
-    out = []
-    for r in rows:
-        if r["status"] != "ok" or r["vs_openspiel"] is None or r["growth"]:
-            continue
-        if r["kind"] == "aec":
-            out.append({"target": f"AEC {r['game']} >= {TARGETS['aec_vs_openspiel']}x OpenSpiel",
-                        "value": f"{r['vs_openspiel']:.2f}x", "met": r["vs_openspiel"] >= TARGETS["aec_vs_openspiel"]})
-        if r["kind"] == "engine":
-            out.append({"target": f"engine {r['game']} >= {TARGETS['engine_vs_openspiel']}x OpenSpiel",
-                        "value": f"{r['vs_openspiel']:.2f}x",
-                        "met": r["vs_openspiel"] >= TARGETS["engine_vs_openspiel"]})
-    for m in memory:
-        out.append({"target": f"env instance {m['preset']} < 1 MB",
-                    "value": f"{m['env_after_reset_bytes'] / 1e3:.0f} kB",
-                    "met": m["env_after_reset_bytes"] < TARGETS["env_bytes"]})
-    for c in clone:
-        out.append({"target": f"clone {c['preset']} < {TARGETS['clone_us']:.0f} us", "value": f"{c['clone_us']:.1f} us",
-                    "met": c["clone_us"] < TARGETS["clone_us"]})
-    return out
-
-
-def _growth(rows) -> List[Dict[str, Any]]:
-    """Per-action cost and actions per game of each preset relative to pagat."""
-    out = []
-    for kind in ("engine", "aec"):
-        base = next((r for r in rows if r["kind"] == kind and r["game"] == "pagat" and r["status"] == "ok"), None)
-        if base is None:
-            continue
-        for r in rows:
-            if r["kind"] != kind or r["status"] != "ok":
-                continue
-            out.append({"kind": kind, "game": r["game"],
-                        "us_per_action": 1e6 / r["actions_per_s"],
-                        "cost_per_action_vs_pagat": base["actions_per_s"] / r["actions_per_s"],
-                        "actions_per_game": r["actions_per_game"],
-                        "cost_per_game_vs_pagat": base["games_per_s"] / r["games_per_s"] if r["games_per_s"] else None})
-    return out
-
-
 # ------------------------------------------------------------------------------ output
-def _fmt(x: Optional[float], digits: int = 0) -> str:
-    if x is None:
-        return "-"
-    return f"{x:,.{digits}f}"
-
-
-def table_rows(res: Dict[str, Any]) -> List[List[str]]:
-    out = []
-    for r in res["rows"]:
-        if r["status"] != "ok":
-            out.append([r["id"], r["label"], r["status"], "", "", "", ""])
-            continue
-        out.append([r["id"], r["label"], _fmt(r["actions_per_s"]), _fmt(r["games_per_s"], 2),
-                    _fmt(r["obs_per_s"]) if r["observations"] else "-", _fmt(r["actions_per_game"]),
-                    f"{r['vs_openspiel']:.2f}x" if r["vs_openspiel"] is not None else "n/a"])
-    return out
-
-
-HEADERS = ["row", "what is timed", "actions/s", "games/s", "obs/s", "actions/game", "vs OpenSpiel"]
-
-
-def markdown(res: Dict[str, Any]) -> str:
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join(["---"] * len(HEADERS)) + "|"]
-    for row in table_rows(res):
-        lines.append("| " + " | ".join(row) + " |")
-    lines.append("")
-    for m in res["memory"]:
-        lines.append(f"* memory {m['preset']}: {m['env_after_reset_bytes'] / 1e3:.0f} kB per wrapped env after reset, "
-                     f"{m['game_after_full_game_bytes'] / 1e3:.0f} kB per Game after a whole game (history included)")
-    for c in res["clone"]:
-        lines.append(f"* clone {c['preset']}: {c['clone_us']:.1f} us per Game.clone() "
-                     f"(mean over {c['states']} mid-game states x {c['repeats']})")
-    return "\n".join(lines) + "\n"
-
-
-def print_results(res: Dict[str, Any], file=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    out = file or sys.stdout
-    console = Console(file=out, width=None if getattr(out, "isatty", lambda: False)() else 160)
-    m = res["meta"]
-    cfg = res["config"]
-    budget = f"{cfg['games']} games" if cfg["games"] is not None else f"{cfg['seconds']} s"
-    t = Table(title=f"handfoot bench: random legal play, single process ({budget} per row, {m['clock']} clock)")
-    for h in HEADERS:
-        t.add_column(h, justify="left" if h in ("row", "what is timed") else "right", no_wrap=h == "row")
-    for row in table_rows(res):
-        t.add_row(*row)
-    console.print(t)
-    for mm in res["memory"]:
-        console.print(f"memory {mm['preset']}: {mm['env_after_reset_bytes'] / 1e3:.0f} kB per wrapped env after reset "
-                      f"(tracemalloc, {mm['instances']} envs); {mm['game_after_full_game_bytes'] / 1e3:.0f} kB per "
-                      f"Game after a whole game")
-    for c in res["clone"]:
-        console.print(f"clone {c['preset']}: {c['clone_us']:.1f} us per Game.clone() ({c['states']} mid-game states "
-                      f"x {c['repeats']}, mean history {c['mean_history_len']:.0f} actions)")
-    for g in res["growth"]:
-        if g["game"] == "pagat":
-            continue
-        console.print(f"cost growth {g['kind']} {g['game']}: {g['us_per_action']:.1f} us/action "
-                      f"({g['cost_per_action_vs_pagat']:.2f}x pagat), {_fmt(g['actions_per_game'])} actions/game, "
-                      f"{_fmt(g['cost_per_game_vs_pagat'], 2)}x pagat per game")
-    for tg in res["targets"]:
-        console.print(f"target {tg['target']}: {tg['value']} ({'met' if tg['met'] else 'NOT met'})", markup=False)
-    load = ", ".join(f"{x:.1f}" for x in m["load_average"]) if m["load_average"] else "n/a"
-    console.print(f"{m['cpus']} CPUs, Python {m['python']}, load average {load}; results in {res.get('out', '-')}",
-                  markup=False)
-
-
-def save(res: Dict[str, Any], out_dir: Path) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "bench.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
-    (out_dir / "bench.md").write_text(markdown(res))
 
 
 # ------------------------------------------------------------------------------ CLI

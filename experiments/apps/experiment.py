@@ -33,19 +33,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from experiments.train import (
-    ELO_ANCHOR,
+from experiments.training.run import train
+from rich.console import Console
+from rich.table import Table
+
+from experiments.config import (
     ConfigError,
-    TrainConfig,
     apply_overrides,
     config_from_dict,
     config_to_dict,
     describe_config,
-    evaluate_spec,
     read_yaml,
-    train,
-    write_json,
 )
+from experiments.evaluation.summary import ELO_ANCHOR, evaluate_spec
+from experiments.runs import write_json
+from experiments.training.config import TrainConfig, check_spec
 
 
 @dataclass
@@ -64,7 +66,6 @@ class FinalEvaluationConfig:
     """Processes for the evaluation (results do not depend on it)."""
 
     def validate(self) -> "FinalEvaluationConfig":
-        from experiments.train import _check_spec
         if self.model not in ("best", "final", "both"):
             raise ConfigError(f"evaluation.model: expected best, final or both, got {self.model!r}")
         if self.deals < 2:
@@ -74,7 +75,7 @@ class FinalEvaluationConfig:
         if not self.opponents:
             raise ConfigError("evaluation.opponents: at least one opponent spec is needed")
         for s in self.opponents:
-            _check_spec("evaluation.opponents", s)
+            check_spec("evaluation.opponents", s)
         return self
 
 
@@ -234,8 +235,6 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
 
 
 def print_summary(run: Path, evals: Dict[str, Dict[str, Any]], timings: Dict[str, float], file=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
     out = file or sys.stdout
     console = Console(file=out, width=None if getattr(out, "isatty", lambda: False)() else 110)
     t = Table(title=f"experiment results ({run})")

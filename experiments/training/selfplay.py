@@ -62,6 +62,7 @@ need no torch inference at all.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -69,126 +70,34 @@ import gymnasium as gym
 import numpy as np
 import torch as th
 from gymnasium import spaces
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper
 
 from agents.policy import NumpyPolicy
+from agents.registry import make_agent
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.engine import GAME_OVER, Game
+from handfoot_env.episode import EpisodeRules
 from handfoot_env.observation import (
     action_mask,
     encode_observation,
     encode_state,
     mask_of,
-    observation_names,
     observation_size,
     state_size,
     table_points,
 )
+from handfoot_env.view import seat_view
 
 SELF = "self"
 SNAPSHOTS = "self_snapshots"
 REWARDS = ("round_score_diff", "game_win")
-ACTIVATIONS = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}
 
 
 # ----------------------------------------------------------------- observation scale
-def observation_scale(players: int, teams: int, with_state: bool = False) -> np.ndarray:
-    """Fixed per-index input scale that brings every observation entry to about [-1, 1].
-
-    Chosen from the observation's index names (handfoot_env.observation); part of
-    the model (a buffer), so a checkpoint carries its own scale.
-    """
-    scale = []
-    for name in observation_names(players, teams):
-        s = 1.0
-        if name.startswith("hand."):
-            s = 0.25
-        elif name.endswith(".hand_size"):
-            s = 1 / 13
-        elif name.endswith((".naturals", ".twos", ".jokers")):
-            s = 1 / 7
-        elif ".books." in name or name.endswith(".red_threes"):
-            s = 1 / 3
-        elif name == "pile.size":
-            s = 1 / 30
-        elif name in ("pile.take_count", "prov.pending_pile_cards"):
-            s = 1 / 7
-        elif name.startswith("pile_counts."):
-            s = 1 / 5
-        elif name == "stock_size":
-            s = 1 / 150
-        elif name == "round":
-            s = 1 / 4
-        elif name.endswith(".score/1000"):
-            s = 1 / 5
-        elif name.endswith(".round_table_points/1000"):
-            s = 1 / 2
-        scale.append(s)
-    if with_state:
-        extra = state_size(players, teams) - observation_size(players, teams)
-        state_scale = observation_scale(players, teams)            # player 0's observation
-        counts = [0.25] * (extra - 15) + [1 / 20] * 15               # hands/feet, then stock counts
-        scale += list(state_scale) + counts
-    return np.asarray(scale, dtype=np.float32)
-
-
-class ScaledObservation(BaseFeaturesExtractor):
-    """Multiplies the flat input by a fixed scale; zeroes inputs past ``visible`` (actor of a centralised critic)."""
-
-    def __init__(self, observation_space: spaces.Box, scale: Sequence[float], visible: Optional[int] = None):
-        n = int(observation_space.shape[0])
-        super().__init__(observation_space, features_dim=n)
-        s = th.as_tensor(np.asarray(scale, dtype=np.float32))
-        if visible is not None:
-            s = s.clone()
-            s[int(visible):] = 0.0
-        self.register_buffer("scale", s)
-        self.visible = n if visible is None else int(visible)
-
-    def forward(self, observations: th.Tensor) -> th.Tensor:
-        return observations * self.scale
-
-
-class HandFootPolicy(MaskableActorCriticPolicy):
-    """MaskablePPO's MLP actor-critic with :class:`ScaledObservation` inputs.
-
-    ``features_extractor_kwargs`` must hold ``scale``; with ``actor_visible`` set
-    (centralised critic) the actor's extractor hides the inputs past that index
-    and the critic gets its own extractor that sees everything.
-    """
-
-    def __init__(self, *args, **kwargs):
-        fek = dict(kwargs.get("features_extractor_kwargs") or {})
-        self._actor_visible = fek.pop("actor_visible", None)
-        kwargs["features_extractor_kwargs"] = fek
-        kwargs["features_extractor_class"] = ScaledObservation
-        kwargs["share_features_extractor"] = self._actor_visible is None
-        self._extractors_made = 0
-        super().__init__(*args, **kwargs)
-
-    def make_features_extractor(self) -> BaseFeaturesExtractor:
-        visible = self._actor_visible if self._extractors_made == 0 else None
-        self._extractors_made += 1
-        return ScaledObservation(self.observation_space, visible=visible, **self.features_extractor_kwargs)
 
 
 # ----------------------------------------------------------------- NumPy actor
-def extract_weights(policy: MaskableActorCriticPolicy) -> Dict[str, Any]:
-    """The actor of an SB3 policy as NumPy arrays (picklable; see :class:`NumpyPolicy`)."""
-    ext = policy.pi_features_extractor
-    layers = []
-    for m in policy.mlp_extractor.policy_net:
-        if isinstance(m, th.nn.Linear):
-            layers.append((m.weight.detach().cpu().numpy().astype(np.float32).copy(),
-                           m.bias.detach().cpu().numpy().astype(np.float32).copy()))
-    act = "relu" if isinstance(policy.activation_fn(), th.nn.ReLU) else "tanh"
-    out = policy.action_net
-    return {"scale": ext.scale.detach().cpu().numpy().copy(), "visible": int(ext.visible), "layers": layers,
-            "activation": act, "out": (out.weight.detach().cpu().numpy().copy(),
-                                       out.bias.detach().cpu().numpy().copy())}
-
 
 
 # ----------------------------------------------------------------- opponents
@@ -210,11 +119,6 @@ class OpponentPool:
         return self.kinds[int(rng.choice(len(self.kinds), p=self.probs))]
 
 
-def make_agent(spec: str, seed: int):
-    from agents.registry import make_agent as _make
-    return _make(spec, seed)
-
-
 # ----------------------------------------------------------------- the per-seat env
 class SeatEnv(gym.Env):
     """One game seen by one learner seat (see the module docstring)."""
@@ -228,18 +132,14 @@ class SeatEnv(gym.Env):
                  snapshot_sampling: str = "uniform", seed: Optional[int] = None,
                  learner_seats: Optional[Sequence[int]] = None):
         super().__init__()
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         self.game = Game(rules)
         self.rules = self.game.rules
         n, t = self.rules.players, self.rules.teams
-        self.reward_mode = reward
-        self.reward_scale = float(reward_scale)
+        self.episode_rules = EpisodeRules(self.rules, reward, reward_scale, "game", max_actions or None)
+        self.max_actions = self.episode_rules.max_actions
         self.shaping_books = float(shaping_books)
         self.shaping_points = float(shaping_points)
         self.centralised_critic = bool(centralised_critic)
-        rounds = self.rules.rounds + (1 if self.rules.tie_break == "extra_round" else 0)
-        self.max_actions = int(max_actions) if max_actions else 3000 * rounds
         self.pool = OpponentPool(dict(opponents or {"random": 1.0}))
         self.snapshot_sampling = snapshot_sampling
         self.learner_seats = list(learner_seats) if learner_seats is not None else list(range(n))
@@ -291,7 +191,7 @@ class SeatEnv(gym.Env):
         """Apply ``a``: straight away when ``legal`` (this state's legal list) holds it, else through
         ``Game.step``, which raises IllegalActionError naming the reason."""
         if legal is not None and a in legal:
-            self.game._apply(a)
+            self.game.apply_legal(a)
         else:
             self.game.step(a)
         self.actions_applied += 1
@@ -302,15 +202,6 @@ class SeatEnv(gym.Env):
         team = self.game.team_of[self.seat]
         return (self.shaping_books * sum(self.game.book_counts[team])
                 + self.shaping_points * table_points(self.game, team) / 1000.0)
-
-    def _round_reward(self, totals: Sequence[int]) -> float:
-        t = self.game.team_of[self.seat]
-        others = [totals[u] for u in range(self.game.num_teams) if u != t]
-        return (totals[t] - sum(others) / len(others)) * self.reward_scale
-
-    def _win_reward(self) -> float:
-        w = self.game.winner
-        return 0.0 if w is None else (1.0 if w == self.game.team_of[self.seat] else -1.0)
 
     def _policy_for(self, kind: str) -> NumpyPolicy:
         if kind == SELF or not self.snapshots:
@@ -353,7 +244,6 @@ class SeatEnv(gym.Env):
             if pol is None:
                 raise RuntimeError("SeatEnv: no learner weights set (call set_learner first)")
             return pol.act(encode_observation(g, p, legal), mask_of(legal), self.rng)
-        from handfoot_env.view import seat_view
         obs = None
         if getattr(who, "needs_observation", False):
             obs = {"observation": encode_observation(g, p, legal), "action_mask": mask_of(legal)}
@@ -362,17 +252,13 @@ class SeatEnv(gym.Env):
     def _advance(self) -> float:
         """Play the other seats until the learner must act or the game ends; the learner's reward meanwhile."""
         g = self.game
+        er, team = self.episode_rules, g.team_of[self.seat]
         reward = 0.0
         while True:
-            finished = len(g.round_scores)
-            if finished > self._rounds_seen:
-                for totals in g.round_scores[self._rounds_seen:]:
-                    if self.reward_mode == "round_score_diff":
-                        reward += self._round_reward(totals)
-                self._rounds_seen = finished
+            if len(g.round_scores) > self._rounds_seen or g.phase == GAME_OVER:
+                r, self._rounds_seen, self._final_paid = er.reward_since(g, team, self._rounds_seen, self._final_paid)
+                reward += r
             if g.phase == GAME_OVER:
-                if self.reward_mode == "game_win":
-                    reward += self._win_reward()
                 return reward
             if g.current == self.seat or g.action_count >= self.max_actions:
                 return reward
@@ -390,6 +276,7 @@ class SeatEnv(gym.Env):
         game_seed = int(options.get("game_seed", self.rng.integers(2 ** 31)))
         self.game.reset(seed=game_seed)
         self._rounds_seen = 0
+        self._final_paid = False
         self._setup_seats()
         self.episode_count += 1
         self._pending = self._advance()      # rewards before the learner's first decision (rare)
@@ -428,7 +315,6 @@ class MaskedVecEnv(VecEnvWrapper):
     from the masks that came back with the observations saves one round trip to
     the worker processes per step.
     """
-
     def __init__(self, venv: VecEnv):
         inner = venv.observation_space
         super().__init__(venv, observation_space=inner["observation"])
@@ -467,7 +353,6 @@ class MaskedVecEnv(VecEnvWrapper):
 
 def _make_env_fn(env_kwargs: Dict[str, Any], seed: int):
     def _init():
-        from stable_baselines3.common.monitor import Monitor
         th.set_num_threads(1)
         return Monitor(SeatEnv(seed=seed, **env_kwargs))
     return _init
@@ -475,7 +360,6 @@ def _make_env_fn(env_kwargs: Dict[str, Any], seed: int):
 
 def make_vec_env(env_kwargs: Dict[str, Any], n_envs: int, seed: int, subprocess: bool = True) -> MaskedVecEnv:
     """``n_envs`` :class:`SeatEnv` workers (``SubprocVecEnv`` or ``DummyVecEnv``) with deterministic seeds."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n_envs)]
     fns = [_make_env_fn(env_kwargs, s) for s in seeds]
     if subprocess and n_envs > 1:
@@ -486,5 +370,4 @@ def make_vec_env(env_kwargs: Dict[str, Any], n_envs: int, seed: int, subprocess:
 
 
 def _fork_ok() -> bool:
-    import multiprocessing as mp
     return "fork" in mp.get_all_start_methods()

@@ -19,11 +19,12 @@ from typing import List, Optional, Sequence, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from handfoot_env.config import RuleConfigError, load_rules
+from agents.base import agent_action
+from agents.registry import make_agent
+from experiments.apps.play import make_console, score_sheet, table_renderable, team_label
+from handfoot_env.config import PRESETS, RuleConfigError, load_rules
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.record import board_after, save_record
-
-from .play import agent_action, make_agent, make_console, score_sheet, table_renderable, team_label
 
 DEFAULT_AGENTS = ("strategic", "greedy")
 
@@ -70,7 +71,6 @@ def run_demo(agents: Sequence[str] = DEFAULT_AGENTS, rules="pagat", seed: int = 
 
 
 def rules_name(rules) -> str:
-    from handfoot_env.config import PRESETS
     d = rules.to_dict()
     for name in PRESETS:
         if load_rules(name).to_dict() == d:

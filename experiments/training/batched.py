@@ -27,7 +27,6 @@ computes them (``round_score_diff`` x ``reward_scale`` at every round end, or
 
 Example (random learner actions)::
 
-    from experiments.batched import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=16, rules="pagat", seed=0)
     obs = venv.reset()
     rng = np.random.default_rng(0)
@@ -53,13 +52,11 @@ from stable_baselines3.common.vec_env import VecEnv
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.config import RulesLike
 from handfoot_env.engine import GAME_OVER, Game, IllegalActionError
+from handfoot_env.episode import EpisodeRules
 from handfoot_env.observation import encode_observation, mask_of, observation_size
 
 Opponent = Callable[[Game, int, List[int], random.Random], int]
-REWARDS = ("round_score_diff", "game_win")
-EPISODES = ("game", "round")
 ILLEGAL = ("raise", "terminate")
-DEFAULT_ACTIONS_PER_ROUND = 3000          # as handfoot_v0's truncation cap
 
 
 def random_opponent(game: Game, seat: int, legal: List[int], rng: random.Random) -> int:
@@ -69,8 +66,8 @@ def random_opponent(game: Game, seat: int, legal: List[int], rng: random.Random)
 
 class _Slot:
     """One game and its learner seat."""
-
-    __slots__ = ("game", "rng", "seat", "rounds_seen", "legal", "ep_return", "ep_len", "ep_start", "episodes",
+    __slots__ = ("game", "rng", "seat", "rounds_seen", "final_paid", "legal", "ep_return", "ep_len", "ep_start",
+                 "episodes",
                  "game_seed")
 
     def __init__(self, game: Game, seed: int):
@@ -78,6 +75,7 @@ class _Slot:
         self.rng = random.Random(seed)
         self.seat = 0
         self.rounds_seen = 0
+        self.final_paid = False
         self.legal: List[int] = []
         self.ep_return = 0.0
         self.ep_len = 0
@@ -109,10 +107,6 @@ class BatchedVecEnv(VecEnv):
                  max_actions: Optional[int] = None, illegal: str = "raise", **rule_overrides: Any):
         if int(n_envs) < 1:
             raise ValueError(f"n_envs must be positive, got {n_envs!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         if illegal not in ILLEGAL:
             raise ValueError(f"illegal must be one of {ILLEGAL}, got {illegal!r}")
         self.render_mode = None
@@ -123,12 +117,10 @@ class BatchedVecEnv(VecEnv):
         if not self.learner_seats or any(not 0 <= s < n for s in self.learner_seats):
             raise ValueError(f"learner_seats must be seats 0..{n - 1}, got {learner_seats!r}")
         self.opponent: Opponent = opponent or random_opponent
-        self.reward_mode = reward
-        self.reward_scale = float(reward_scale)
+        self.episode_rules = EpisodeRules(self.rules, reward, reward_scale, episode, max_actions or None)
         self.episode = episode
+        self.max_actions = self.episode_rules.max_actions
         self.illegal = illegal
-        rounds = 1 if episode == "round" else self.rules.rounds + (1 if self.rules.tie_break == "extra_round" else 0)
-        self.max_actions = int(max_actions) if max_actions else DEFAULT_ACTIONS_PER_ROUND * rounds
         self.obs_size = observation_size(n, t)
         self._slots = [_Slot(g, 0) for g in games]
         self._seed_slots(seed)
@@ -155,35 +147,10 @@ class BatchedVecEnv(VecEnv):
 
     # ------------------------------------------------------------ core
     def _rewards_since(self, slot: _Slot) -> float:
-        """The learner's rewards for rounds finished since last asked (as raw_env computes them)."""
-        g = slot.game
-        r = 0.0
-        finished = len(g.round_scores)
-        if finished > slot.rounds_seen:
-            if self.reward_mode == "round_score_diff":
-                t = g.team_of[slot.seat]
-                for totals in g.round_scores[slot.rounds_seen:finished]:
-                    others = [totals[u] for u in range(g.num_teams) if u != t]
-                    r += (totals[t] - sum(others) / len(others)) * self.reward_scale
-            slot.rounds_seen = finished
+        """The learner's rewards since last asked, as raw_env pays them (handfoot_env.episode)."""
+        r, slot.rounds_seen, slot.final_paid = self.episode_rules.reward_since(
+            slot.game, slot.game.team_of[slot.seat], slot.rounds_seen, slot.final_paid)
         return r
-
-    def _done(self, slot: _Slot) -> bool:
-        g = slot.game
-        return g.phase == GAME_OVER or (self.episode == "round" and len(g.round_scores) >= 1)
-
-    def _final_reward(self, slot: _Slot) -> float:
-        """``game_win`` reward at the end of an episode (raw_env._game_win_rewards)."""
-        if self.reward_mode != "game_win":
-            return 0.0
-        g = slot.game
-        if g.phase == GAME_OVER:
-            winner = g.winner
-        else:
-            totals = g.round_scores[-1]
-            best = max(totals)
-            winner = totals.index(best) if totals.count(best) == 1 else None
-        return 0.0 if winner is None else (1.0 if g.team_of[slot.seat] == winner else -1.0)
 
     def _advance(self, slot: _Slot) -> None:
         """Play the non-learner seats until the learner is to act, the episode ends or the cap is hit."""
@@ -198,11 +165,11 @@ class BatchedVecEnv(VecEnv):
                 break
             legal = g.legal_actions()
             if fast:
-                g._apply(legal[rng.randrange(len(legal))])
+                g.apply_legal(legal[rng.randrange(len(legal))])
             else:
                 a = opp(g, g.current, legal, rng)
                 if a in legal:
-                    g._apply(int(a))
+                    g.apply_legal(int(a))
                 else:
                     g.step(a)             # raises IllegalActionError naming the reason
             n += 1
@@ -216,6 +183,7 @@ class BatchedVecEnv(VecEnv):
         slot.seat = self.learner_seats[rng.randrange(len(self.learner_seats))]
         slot.game.reset(seed=slot.game_seed)
         slot.rounds_seen = 0
+        slot.final_paid = False
         slot.ep_return = 0.0
         slot.ep_len = 0
         slot.ep_start = time.perf_counter()
@@ -224,7 +192,7 @@ class BatchedVecEnv(VecEnv):
         # rewards before the learner's first decision cannot happen in a fresh game
         # (a round needs every seat to act); they would be folded into the first step
         slot.ep_return += self._rewards_since(slot)
-        if self._done(slot) or slot.game.action_count >= self.max_actions:
+        if self.episode_rules.done(slot.game) or slot.game.action_count >= self.max_actions:
             # degenerate: the episode ended before the learner acted; start another
             self._start(i)
             return
@@ -275,13 +243,11 @@ class BatchedVecEnv(VecEnv):
                 r = -1.0
                 done, truncated = True, False
             else:
-                g._apply(a)
+                g.apply_legal(a)
                 self.total_actions += 1
                 self._advance(slot)
                 r = self._rewards_since(slot)
-                done = self._done(slot)
-                if done:
-                    r += self._final_reward(slot)
+                done = self.episode_rules.done(g)
                 truncated = not done and g.action_count >= self.max_actions
             slot.ep_return += r
             slot.ep_len += 1

@@ -1,0 +1,132 @@
+"""The bench config (``configs/bench/*.yaml``): rows, sizes and targets, merged and validated with
+one-line errors naming the field.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+ROW_KINDS = ("engine", "aec", "vecenv", "selfplay", "openspiel", "openspiel_rl", "rlcard")
+
+
+TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0}
+
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "bench"
+
+
+class BenchConfigError(ValueError):
+    pass
+
+
+def _merge(base: Dict[str, Any], extra: Dict[str, Any], where: str) -> Dict[str, Any]:
+    out = dict(base)
+    for k, v in (extra or {}).items():
+        if k not in DEFAULTS:
+            raise BenchConfigError(f"{where}: unknown field {k!r} (known: {', '.join(DEFAULTS)})")
+        if isinstance(DEFAULTS[k], dict):
+            if not isinstance(v, dict):
+                raise BenchConfigError(f"{where}: {k} must be a mapping, got {v!r}")
+            unknown = set(v) - set(DEFAULTS[k])
+            if unknown:
+                raise BenchConfigError(f"{where}: unknown field(s) {sorted(unknown)} in {k} "
+                                       f"(known: {', '.join(DEFAULTS[k])})")
+            out[k] = {**out[k], **v}
+        else:
+            out[k] = v
+    return out
+
+
+def _find_config(name: str) -> Optional[Path]:
+    for p in (Path(name), Path("configs/bench") / name, CONFIG_DIR / name, CONFIG_DIR / f"{name}.yaml"):
+        if p.is_file():
+            return p
+    return None
+
+
+def load_config(path: Optional[str] = None, quick: bool = False) -> Dict[str, Any]:
+    """The bench settings: DEFAULTS, then the YAML file, then the quick overrides."""
+    import yaml
+    cfg = dict(DEFAULTS)
+    if path is None:
+        path_found = _find_config("quick.yaml" if quick else "default.yaml")
+    else:
+        path_found = _find_config(path)
+        if path_found is None:
+            raise BenchConfigError(f"config file {path!r} not found")
+    if path_found is not None:
+        data = yaml.safe_load(path_found.read_text()) or {}
+        if not isinstance(data, dict):
+            raise BenchConfigError(f"{path_found}: expected a mapping of fields")
+        cfg = _merge(cfg, data, str(path_found))
+        cfg["config_file"] = str(path_found)
+    if quick:
+        cfg = _merge(cfg, QUICK, "--quick")
+    cfg.setdefault("config_file", None)
+    return validate(cfg)
+
+
+def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    for k in cfg["rows"]:
+        if k not in ROW_KINDS:
+            raise BenchConfigError(f"rows: unknown row {k!r} (known: {', '.join(ROW_KINDS)})")
+    if cfg["clock"] not in ("cpu", "wall"):
+        raise BenchConfigError(f"clock must be 'cpu' or 'wall', got {cfg['clock']!r}")
+    if cfg["games"] is not None and int(cfg["games"]) < 1:
+        raise BenchConfigError(f"games must be a positive integer or null, got {cfg['games']!r}")
+    if float(cfg["seconds"]) <= 0:
+        raise BenchConfigError(f"seconds must be positive, got {cfg['seconds']!r}")
+    for section in ("vecenv", "selfplay"):
+        n = cfg[section]["n_envs"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise BenchConfigError(f"{section}.n_envs must be a positive integer, got {n!r}")
+    if "selfplay" in cfg["rows"] and _train_config_path(str(cfg["selfplay"]["train_config"])) is None:
+        raise BenchConfigError(f"selfplay.train_config: file {cfg['selfplay']['train_config']!r} not found")
+    il = cfg["interleave"]
+    if isinstance(il, bool) or not isinstance(il, int) or il < 1:
+        raise BenchConfigError(f"interleave must be a positive integer, got {il!r}")
+    from handfoot_env.config import load_rules
+    for p in list(cfg["presets"]) + list(cfg["growth_presets"] or []):
+        try:
+            load_rules(p)
+        except Exception as e:  # noqa: BLE001 - reported as a config error
+            raise BenchConfigError(f"presets: {e}") from None
+    return cfg
+
+
+DEFAULTS: Dict[str, Any] = {
+    "presets": ["pagat", "bicycle"],        # rules measured by engine, aec and vecenv rows
+    "growth_presets": ["six_player"],       # extra engine and aec rows for the cost-growth note
+    "rows": list(ROW_KINDS),
+    "seconds": 10.0,                        # time budget per row (whole games; at least one)
+    "games": None,                          # or a fixed number of games per row (overrides seconds)
+    "warmup_seconds": 0.5,                  # untimed play before each row (caches, tables)
+    "interleave": 5,                        # rows are timed in this many round-robin slices
+    "seed": 0,
+    "clock": "cpu",                         # cpu (process time) or wall
+    "vecenv": {"n_envs": 16},
+    "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
+    "memory": {"instances": 100},
+    "clone": {"states": 200, "repeats": 50},
+    "out": "runs/bench",
+}
+
+
+QUICK: Dict[str, Any] = {
+    "seconds": 0.2,
+    "games": None,
+    "warmup_seconds": 0.0,
+    "interleave": 2,
+    "vecenv": {"n_envs": 4},
+    "selfplay": {"n_envs": 2},
+    "memory": {"instances": 5},
+    "clone": {"states": 10, "repeats": 5},
+}
+
+
+def _train_config_path(name: str) -> Optional[Path]:
+    """A training config by path, from the working directory or the project's root."""
+    for p in (Path(name), CONFIG_DIR.parents[1] / name):
+        if p.is_file():
+            return p
+    return None

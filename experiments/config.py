@@ -1,0 +1,169 @@
+"""Configs as dataclasses: read from YAML, overridden from the command line, described field by field.
+
+One loader for every config of the project (training, and any other dataclass config): unknown
+fields, wrong types and bad choices are :class:`ConfigError` with a one-line message naming the field.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+import typing
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+import yaml
+
+from handfoot_env.config import read_yaml as read_yaml_file
+
+
+class ConfigError(ValueError):
+    """A malformed train/experiment config (the CLI exits with status 2)."""
+
+
+def _check_choice(name: str, value: Any, choices) -> None:
+    if value not in choices:
+        raise ConfigError(f"{name}: expected one of {', '.join(map(str, choices))}, got {value!r}")
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Union:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return f"{_type_name(args[0])} or null"
+    if origin in (list, List):
+        return f"list of {_type_name(typing.get_args(tp)[0])}"
+    if origin in (dict, Dict):
+        k, v = typing.get_args(tp)
+        return f"mapping of {_type_name(k)} to {_type_name(v)}"
+    if dataclasses.is_dataclass(tp):
+        return "mapping"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _convert(tp: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin is Union:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None:
+            return None
+        return _convert(args[0], value, where)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        return _from_dict(tp, value, where + ".")
+    if origin in (list, List):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r}")
+        (inner,) = typing.get_args(tp)
+        return [_convert(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin in (dict, Dict):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r}")
+        kt, vt = typing.get_args(tp)
+        return {_convert(kt, k, f"{where} key"): _convert(vt, v, f"{where}.{k}") for k, v in value.items()}
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer() and abs(value) >= 1000:   # 1e6 in YAML
+            return int(value)
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):           # YAML 1.1 reads 3e-4 as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    elif tp is Any:
+        return value
+    raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r}")
+
+
+def _from_dict(cls: Any, data: Dict[str, Any], prefix: str = "") -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    kwargs = {}
+    for key, value in data.items():
+        if key not in names:
+            raise ConfigError(f"unknown field '{prefix}{key}' (known fields: {', '.join(names)})")
+        kwargs[key] = _convert(hints[key], value, prefix + key)
+    return cls(**kwargs)
+
+
+def config_from_dict(cls: Any, data: Optional[Dict[str, Any]]) -> Any:
+    """A validated ``cls`` (a config dataclass) from a mapping; :class:`ConfigError` names any bad field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"the config must be a mapping of fields, got {type(data).__name__}")
+    cfg = _from_dict(cls, data)
+    if hasattr(cfg, "validate"):
+        cfg.validate()
+    return cfg
+
+
+def read_yaml(path: Union[str, Path]) -> Dict[str, Any]:
+    data = read_yaml_file(path, ConfigError, "config file")
+    return data if data is not None else {}
+
+
+def apply_overrides(data: Dict[str, Any], overrides: List[str]) -> Dict[str, Any]:
+    """``--set a.b=VALUE`` overrides (VALUE parsed as YAML)."""
+    data = json.loads(json.dumps(data))
+    for item in overrides or []:
+        if "=" not in item:
+            raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
+        key, _, raw = item.partition("=")
+        value = yaml.safe_load(raw)
+        node = data
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {key}: {part} is not a mapping")
+        node[parts[-1]] = value
+    return data
+
+
+def config_to_dict(cfg: Any) -> Dict[str, Any]:
+    return dataclasses.asdict(cfg)
+
+
+def field_docs(cls: Any) -> Dict[str, str]:
+    """The docstring under every field of a config dataclass (read from the source)."""
+    src = inspect.getsource(cls)
+    tree = ast.parse(src)
+    body = tree.body[0].body
+    docs = {}
+    for i, node in enumerate(body):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and i + 1 < len(body):
+            nxt = body[i + 1]
+            if isinstance(nxt, ast.Expr) and isinstance(getattr(nxt, "value", None), ast.Constant) \
+                    and isinstance(nxt.value.value, str):
+                docs[node.target.id] = nxt.value.value.strip()
+    return docs
+
+
+def describe_config(cls: Any, prefix: str = "", instance: Any = None) -> List[str]:
+    """Lines ``name: type = default  doc`` for every field, nested sections expanded."""
+    lines = []
+    docs = field_docs(cls)
+    hints = typing.get_type_hints(cls)
+    inst = instance if instance is not None else cls()
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        val = getattr(inst, f.name)
+        if dataclasses.is_dataclass(tp):
+            lines.append(f"{prefix}{f.name}:  {docs.get(f.name, '')}")
+            lines += describe_config(tp, prefix + "  ", val)
+        else:
+            lines.append(f"{prefix}{f.name}: {_type_name(tp)} = {json.dumps(val)}\n{prefix}    {docs.get(f.name, '')}")
+    return lines

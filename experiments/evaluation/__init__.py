@@ -1,0 +1,1 @@
+"""Evaluation: duplicate-format matches, their statistics and ratings, reports, and a learner's summary."""

@@ -1,0 +1,96 @@
+"""``handfoot evaluate CONFIG`` / ``handfoot evaluate --agents A B ...``: the command line of evaluation.
+
+The matches are played by :mod:`experiments.evaluation.harness`; tables and plots come from
+:mod:`experiments.evaluation.report`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import List, Optional
+
+from experiments.evaluation.harness import EvalConfig, EvalConfigError, load_config, run_evaluation
+from experiments.evaluation.report import print_results
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="handfoot evaluate",
+        description="Benchmark agents in duplicate deals (each deal played twice, sides swapped). "
+                    "Two agents: a duel; three or more: a round-robin with a win-rate matrix and ratings.")
+    p.add_argument("config", nargs="?", help="evaluation YAML (configs/eval/*.yaml); flags override its fields")
+    p.add_argument("--agents", nargs="+", metavar="SPEC",
+                   help="agent specs: random, greedy, strategic, policy:PATH")
+    p.add_argument("--games", type=int, help="duplicate deals per pairing (each is two games); default 100")
+    p.add_argument("--seed", type=int, help="match seed (default 0)")
+    p.add_argument("--workers", help="worker processes, or 'auto' for one per core (default 1)")
+    p.add_argument("--rules", help="rules preset or YAML file (default pagat)")
+    p.add_argument("--out", help="run folder (default runs/eval/<agents>-seed<seed>)")
+    p.add_argument("--records", action="store_true", default=None, help="save a JSON record of every game")
+    p.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print results.json instead of tables")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run the deals as Ray tasks: on the cluster at ADDRESS, else RAY_ADDRESS, else a local Ray "
+                        "(same results as without it; put it after the config file; docs/scaling_out.md)")
+    return p
+
+
+class _ArgError(Exception):
+    pass
+
+
+def evaluate_main(argv: Optional[List[str]] = None) -> int:
+    parser = _parser()
+
+    def fail(msg: str) -> int:
+        print(f"handfoot evaluate: error: {msg}", file=sys.stderr)
+        return 2
+
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse already printed the message
+        return int(e.code or 0)
+    try:
+        cfg = load_config(args.config) if args.config else EvalConfig()
+        if args.agents is not None:
+            cfg.agents = args.agents
+        for name in ("games", "seed", "rules", "out"):
+            v = getattr(args, name)
+            if v is not None:
+                setattr(cfg, name, v)
+        if args.workers is not None:
+            w = args.workers
+            if w == "auto":
+                cfg.workers = 0
+            else:
+                try:
+                    cfg.workers = int(w)
+                except ValueError:
+                    return fail(f"--workers must be an integer or 'auto', got {w!r}")
+        if args.records:
+            cfg.records = True
+        if args.no_plots:
+            cfg.plots = False
+        if args.no_progress:
+            cfg.progress = False
+        if not cfg.agents:
+            return fail("no agents: give a config file or --agents A B [C ...]")
+        cfg.validate()
+    except EvalConfigError as e:
+        return fail(str(e))
+    runner = None
+    if args.ray is not None:
+        from experiments.ray_cluster import ray_task_runner
+        runner, cfg.workers = ray_task_runner(args.ray or None, cfg.workers if args.workers is not None else 0,
+                                              progress=cfg.progress)
+    res = run_evaluation(cfg, task_runner=runner)
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        print_results(res)
+    return 0
+
+
+main = evaluate_main

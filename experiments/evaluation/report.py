@@ -1,0 +1,187 @@
+"""Evaluation reports: the printed table, CSV and the win-rate, matrix and rating plots.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+
+def _pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (imported on first plot: it is slow to import)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _write_csv(path: Path, pair_results: List[Dict[str, Any]]) -> None:
+    cols = ["agent_a", "agent_b", "deals", "games", "wins_a", "wins_b", "draws", "win_rate_a", "win_rate_ci_lo",
+            "win_rate_ci_hi", "adp", "adp_ci_lo", "adp_ci_hi"]
+    side_keys = ["clean_books_per_game", "dirty_books_per_game", "wild_books_per_game", "books_per_game",
+                 "going_out_rate", "pickups_per_game", "actions_per_game", "mean_score"]
+    cols += [f"a_{s}" for s in side_keys] + [f"b_{s}" for s in side_keys]
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for pr in pair_results:
+            a, b = pr["agents"]
+            ci = pr["win_rate_ci"] or [None, None]
+            aci = pr["adp_ci"] or [None, None]
+            row = [a, b, pr["deals"], pr["games"], pr["wins"][0], pr["wins"][1], pr["draws"], pr["win_rate"],
+                   ci[0], ci[1], pr["adp"], aci[0], aci[1]]
+            row += [pr["per_agent"][a][s] for s in side_keys] + [pr["per_agent"][b][s] for s in side_keys]
+            w.writerow(row)
+
+
+def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]]) -> None:
+    plt = _pyplot()
+
+    def short(name: str) -> str:
+        return name if len(name) <= 24 else name[:11] + "..." + name[-10:]
+
+    if res["mode"] == "duel":
+        a, b = res["agents"]
+        wr = res["win_rate"]
+        ci = res["win_rate_ci"] or [wr, wr]
+        vals = [wr, 1.0 - wr]
+        errs = [[wr - ci[0], (1 - wr) - (1 - ci[1])], [ci[1] - wr, (1 - ci[0]) - (1 - wr)]]
+        names = [short(a), short(b)]
+        title = f"{short(a)} vs {short(b)}: win rate over {res['games']} games (95% CI)"
+    else:
+        vals = [res["overall"][n]["win_rate"] for n in res["agents"]]
+        cis = [res["overall"][n]["win_rate_ci"] or [v, v] for n, v in zip(res["agents"], vals)]
+        errs = [[v - c[0] for v, c in zip(vals, cis)], [c[1] - v for v, c in zip(vals, cis)]]
+        names = [short(n) for n in res["agents"]]
+        title = "round-robin: mean win rate against the field (95% CI)"
+    fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(names) + 2), 4))
+    ax.bar(names, vals, yerr=errs, capsize=6, color="#4C72B0")
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate (draw = 1/2)")
+    ax.set_title(title, fontsize=10)
+    fig.savefig(out_dir / "winrate.png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    if res["mode"] == "round_robin":
+        names = res["agents"]
+        elo = [res["ratings"][n] for n in names]
+        order = sorted(range(len(names)), key=lambda i: -elo[i])
+        fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(names) + 2), 4))
+        ax.barh([short(names[i]) for i in order][::-1], [elo[i] for i in order][::-1], color="#55A868")
+        ax.set_xlabel("rating (Bradley-Terry, Elo scale, mean 1500)")
+        ax.set_title("ratings", fontsize=10)
+        lo = min(elo)
+        ax.set_xlim(min(lo - 100, 1400), max(elo) + 100)
+        fig.savefig(out_dir / "ratings.png", dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        k = len(names)
+        m = res["win_rate_matrix"]
+        fig, ax = plt.subplots(figsize=(1.2 * k + 2, 1.2 * k + 1))
+        grid = [[(m[i][j] if m[i][j] is not None else float("nan")) for j in range(k)] for i in range(k)]
+        im = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn")
+        for i in range(k):
+            for j in range(k):
+                if m[i][j] is not None:
+                    ax.text(j, i, f"{m[i][j]:.2f}", ha="center", va="center", fontsize=9)
+        ax.set_xticks(range(k), [short(n) for n in names], rotation=30, ha="right")
+        ax.set_yticks(range(k), [short(n) for n in names])
+        ax.set_title("win rate of row vs column", fontsize=10)
+        fig.colorbar(im, ax=ax)
+        fig.savefig(out_dir / "matrix.png", dpi=100, bbox_inches="tight")
+        plt.close(fig)
+
+
+def print_results(res: Dict[str, Any], file=None) -> None:
+    """A rich table of the results."""
+    from rich.console import Console
+    from rich.table import Table
+
+    out = file or sys.stdout
+    console = Console(file=out, width=None if getattr(out, "isatty", lambda: False)() else 140)
+
+    def pct(x):
+        return f"{100 * x:.1f}%"
+
+    def ci_pct(c):
+        return f"[{100 * c[0]:.1f}, {100 * c[1]:.1f}]" if c else "n/a"
+
+    def ci_num(c):
+        return f"[{c[0]:.0f}, {c[1]:.0f}]" if c else "n/a"
+
+    rules = res["rules"]
+    head = (f"rules: {rules['players']} players, {rules['teams']} teams, {rules['decks']} decks; seed {res['seed']}; "
+            f"{res['deals_per_pair']} duplicate deals per pair")
+    pairs = [res] if res["mode"] == "duel" else res["pairs"]
+    t = Table(title="Duplicate match results" if res["mode"] == "duel" else "Round-robin: pairings")
+    for c in ("A", "B", "games", "A win rate", "95% CI", "ADP (A-B)", "95% CI "):
+        t.add_column(c, justify="right" if c not in ("A", "B") else "left")
+    for pr in pairs:
+        a, b = pr["agents"]
+        t.add_row(a, b, str(pr["games"]), pct(pr["win_rate"]), ci_pct(pr["win_rate_ci"]), f"{pr['adp']:.0f}",
+                  ci_num(pr["adp_ci"]))
+    console.print(head)
+    console.print(t)
+    s = Table(title="Per agent (per game)")
+    for c in ("pairing", "agent", "clean", "dirty", "wild", "went out/round", "pickups", "actions", "mean score"):
+        s.add_column(c, justify="left" if c in ("pairing", "agent") else "right")
+    for pr in pairs:
+        pl = " vs ".join(pr["agents"])
+        for name in pr["agents"]:
+            st = pr["per_agent"][name]
+            s.add_row(pl, name, f"{st['clean_books_per_game']:.2f}", f"{st['dirty_books_per_game']:.2f}",
+                      f"{st['wild_books_per_game']:.2f}", pct(st["going_out_rate"]), f"{st['pickups_per_game']:.1f}",
+                      f"{st['actions_per_game']:.0f}", f"{st['mean_score']:.0f}")
+    console.print(s)
+    if res["mode"] == "round_robin":
+        names = res["agents"]
+        m = Table(title="Win rate of row against column")
+        m.add_column("")
+        for n in names:
+            m.add_column(n, justify="right")
+        m.add_column("rating", justify="right")
+        for i, n in enumerate(names):
+            row = [("-" if x is None else pct(x)) for x in res["win_rate_matrix"][i]]
+            m.add_row(n, *row, f"{res['ratings'][n]:.0f}")
+        console.print(m)
+    tm = res["timing"]
+    console.print(f"{res['games']} games in {tm['elapsed_s']:.1f} s with {tm['workers']} worker(s); "
+                  f"results in {res['out']}")
+
+
+def plot_learning_curve(run: Path) -> Optional[Path]:
+    """``learning_curve.png``: evaluation win rates vs timesteps, and the mean episode reward."""
+    path = run / "metrics.jsonl"
+    if not path.exists():
+        return None
+    plt = _pyplot()
+    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    evals = [r for r in recs if r.get("kind") == "eval"]
+    rolls = [r for r in recs if r.get("kind") == "rollout" and "ep_rew_mean" in r]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    keys = sorted({k[len("win_rate_vs_"):] for r in evals for k in r if k.startswith("win_rate_vs_")})
+    for k in keys:
+        xs = [r["timesteps"] for r in evals if f"win_rate_vs_{k}" in r]
+        ys = [r[f"win_rate_vs_{k}"] for r in evals if f"win_rate_vs_{k}" in r]
+        lo = [(r.get(f"win_rate_ci_vs_{k}") or [y, y])[0] for r, y in zip(evals, ys)]
+        hi = [(r.get(f"win_rate_ci_vs_{k}") or [y, y])[1] for r, y in zip(evals, ys)]
+        a1.plot(xs, ys, marker="o", label=f"vs {k}")
+        a1.fill_between(xs, lo, hi, alpha=0.15)
+    a1.axhline(0.5, color="grey", lw=0.8, ls="--")
+    a1.set_ylim(0, 1)
+    a1.set_xlabel("timesteps")
+    a1.set_ylabel("win rate of the argmax policy (95% CI)")
+    a1.set_title("evaluation")
+    if keys:
+        a1.legend()
+    if rolls:
+        a2.plot([r["timesteps"] for r in rolls], [r["ep_rew_mean"] for r in rolls])
+    a2.set_xlabel("timesteps")
+    a2.set_ylabel("mean episode reward (last 100 games)")
+    a2.set_title("training")
+    fig.tight_layout()
+    out = run / "learning_curve.png"
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

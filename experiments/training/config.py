@@ -1,0 +1,305 @@
+"""The training config: every field of ``configs/train/*.yaml``, validated (``handfoot train --help-config``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+from agents.registry import BUILTIN
+from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
+from handfoot_env.config import load_rules
+
+
+@dataclass
+class PPOConfig:
+    """MaskablePPO hyperparameters (SB3 names)."""
+
+    learning_rate: float = 3e-4
+    """Adam learning rate (constant)."""
+    n_steps: int = 256
+    """Transitions collected per environment per rollout; one update per rollout."""
+    batch_size: int = 512
+    """Minibatch size for the gradient steps."""
+    n_epochs: int = 4
+    """Passes over each rollout."""
+    gamma: float = 0.995
+    """Discount per learner decision (a game is about 250 decisions of one seat)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_range: float = 0.2
+    """PPO clip range."""
+    ent_coef: float = 0.01
+    """Entropy bonus coefficient."""
+    vf_coef: float = 0.5
+    """Value loss coefficient."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+    target_kl: Optional[float] = None
+    """Stop an update's epochs early when the approximate KL exceeds this (null: never)."""
+    normalize_advantage: bool = True
+    """Normalise advantages per minibatch."""
+
+
+@dataclass
+class NetworkConfig:
+    """Policy and value network sizes."""
+
+    pi: List[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the policy (actor) MLP."""
+    vf: List[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the value (critic) MLP."""
+    activation: str = "tanh"
+    """Hidden activation: tanh or relu."""
+    ortho_init: bool = True
+    """Orthogonal initialisation (SB3 default)."""
+    centralised_critic: bool = False
+    """Give the critic the perfect-information state (encode_state) as well; the actor still sees only its seat."""
+
+
+@dataclass
+class ShapingConfig:
+    """Potential-based reward shaping (off when both weights are 0)."""
+
+    books: float = 0.0
+    """Weight of the own team's books made this round in the potential."""
+    points: float = 0.0
+    """Weight of the own team's table points this round / 1000 (melds, books, red threes) in the potential."""
+
+
+@dataclass
+class SnapshotConfig:
+    """The pool of frozen learner snapshots used as opponents (kind ``self_snapshots``)."""
+
+    every_updates: int = 10
+    """Freeze a snapshot of the learner every this many PPO updates."""
+    keep: int = 5
+    """Keep the last this many snapshots."""
+    sampling: str = "uniform"
+    """Which snapshot an episode plays: uniform over the pool, or latest."""
+
+
+@dataclass
+class EvaluationConfig:
+    """Periodic evaluation with the duplicate harness (experiments.evaluate)."""
+
+    every_timesteps: int = 50_000
+    """Evaluate every this many timesteps (0: only at the end)."""
+    deals: int = 10
+    """Duplicate deals per pairing in a periodic evaluation (two games each)."""
+    opponents: List[str] = field(default_factory=lambda: ["random", "greedy"])
+    """Agent specs the learner is evaluated against (a round-robin with the learner)."""
+    final_deals: int = 50
+    """Duplicate deals per pairing in the evaluation at the end of training (0: none)."""
+    best_by: str = "elo"
+    """Metric that picks the best checkpoint: elo, or win_rate:SPEC / adp:SPEC for one opponent."""
+    seed: int = 1_000_003
+    """Seed of the evaluation deals (the same deals at every evaluation)."""
+    workers: int = 2
+    """Processes for evaluation (results do not depend on it)."""
+
+
+@dataclass
+class TrainConfig:
+    """One self-play training run.  Every field has a default; a YAML config overrides some."""
+
+    name: str = "selfplay"
+    """Run name (the run folder is run_dir/NAME-sSEED unless run_name is set)."""
+    seed: int = 0
+    """Seed of every random source (see the module docstring)."""
+    rules: str = "pagat"
+    """Rule preset name or YAML path."""
+    total_timesteps: int = 200_000
+    """Learner transitions to train for (over all envs)."""
+    n_envs: int = 4
+    """Parallel environments (each one game seen by one learner seat)."""
+    vec_env: str = "subproc"
+    """subproc (one process per env, uses all cores) or dummy (in-process, for tests)."""
+    torch_threads: int = 1
+    """Torch threads in the trainer process (workers always use 1)."""
+    reward: str = "round_score_diff"
+    """Env reward: round_score_diff (per round, team minus opponents x reward_scale) or game_win (+1/-1)."""
+    reward_scale: float = 0.001
+    """Scale of round_score_diff rewards."""
+    max_actions: Optional[int] = None
+    """Truncate a game after this many actions (null: 3000 per round)."""
+    opponents: Dict[str, float] = field(default_factory=lambda: {"self_snapshots": 0.5, "random": 0.2,
+                                                                   "greedy": 0.3})
+    """Opponent mixture: self (current learner), self_snapshots (pool) or agent specs, with weights."""
+    snapshots: SnapshotConfig = field(default_factory=SnapshotConfig)
+    """Snapshot schedule."""
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    """PPO hyperparameters."""
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    """Network sizes and critic inputs."""
+    shaping: ShapingConfig = field(default_factory=ShapingConfig)
+    """Optional reward shaping (off by default)."""
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    """Periodic and final evaluation."""
+    checkpoint_every: int = 100_000
+    """Save a checkpoint every this many timesteps (0: only best and final)."""
+    keep_checkpoints: int = 3
+    """Keep the last this many periodic checkpoints (0: keep all)."""
+    run_dir: str = "runs"
+    """Parent folder of run folders."""
+    run_name: Optional[str] = None
+    """Run folder name (default NAME-sSEED; a time suffix is added if it exists)."""
+    resume: Optional[str] = None
+    """Checkpoint (or run folder) to continue from; same as --resume."""
+    progress: bool = True
+    """Show tqdm progress bars."""
+    backend: str = "sb3"
+    """Training backend: sb3 (MaskablePPO, this module) or rllib (RLlib PPO on Ray, experiments.rllib_backend)."""
+    rllib: Dict[str, Any] = field(default_factory=dict)
+    """backend: rllib only: Ray and RLlib settings (env runners, envs per runner, ...; see docs/scaling_out.md)."""
+
+    def validate(self) -> "TrainConfig":
+        _check_choice("backend", self.backend, ("sb3", "rllib"))
+        if self.backend == "rllib":
+            validate_config(self)
+        _check_choice("vec_env", self.vec_env, ("subproc", "dummy"))
+        _check_choice("reward", self.reward, ("round_score_diff", "game_win"))
+        _check_choice("network.activation", self.network.activation, ("tanh", "relu"))
+        _check_choice("snapshots.sampling", self.snapshots.sampling, ("uniform", "latest"))
+        for name, v, lo in (("total_timesteps", self.total_timesteps, 1), ("n_envs", self.n_envs, 1),
+                            ("torch_threads", self.torch_threads, 1), ("ppo.n_steps", self.ppo.n_steps, 2),
+                            ("ppo.batch_size", self.ppo.batch_size, 2), ("ppo.n_epochs", self.ppo.n_epochs, 1),
+                            ("snapshots.every_updates", self.snapshots.every_updates, 1),
+                            ("snapshots.keep", self.snapshots.keep, 1),
+                            ("evaluation.every_timesteps", self.evaluation.every_timesteps, 0),
+                            ("evaluation.deals", self.evaluation.deals, 1),
+                            ("evaluation.final_deals", self.evaluation.final_deals, 0),
+                            ("evaluation.workers", self.evaluation.workers, 1),
+                            ("checkpoint_every", self.checkpoint_every, 0),
+                            ("keep_checkpoints", self.keep_checkpoints, 0), ("seed", self.seed, 0)):
+            if v < lo:
+                raise ConfigError(f"{name}: must be at least {lo}, got {v}")
+        if self.max_actions is not None and self.max_actions < 1:
+            raise ConfigError(f"max_actions: must be positive or null, got {self.max_actions}")
+        for name, v in (("ppo.gamma", self.ppo.gamma), ("ppo.gae_lambda", self.ppo.gae_lambda)):
+            if not 0.0 <= v <= 1.0:
+                raise ConfigError(f"{name}: must be in [0, 1], got {v}")
+        for name, v in (("ppo.learning_rate", self.ppo.learning_rate), ("ppo.clip_range", self.ppo.clip_range)):
+            if v <= 0:
+                raise ConfigError(f"{name}: must be positive, got {v}")
+        if any(h < 1 for h in self.network.pi + self.network.vf):
+            raise ConfigError(f"network.pi/vf: layer sizes must be positive, got {self.network.pi} / {self.network.vf}")
+        if not self.opponents:
+            raise ConfigError("opponents: the mixture is empty")
+        for k, w in self.opponents.items():
+            if w < 0:
+                raise ConfigError(f"opponents.{k}: weight must be non-negative, got {w}")
+            if k not in ("self", "self_snapshots"):
+                check_spec(f"opponents.{k}", k)
+        if sum(self.opponents.values()) <= 0:
+            raise ConfigError("opponents: at least one weight must be positive")
+        if not self.evaluation.opponents:
+            raise ConfigError("evaluation.opponents: at least one opponent spec is needed")
+        for spec in self.evaluation.opponents:
+            check_spec("evaluation.opponents", spec)
+        b = self.evaluation.best_by
+        if b != "elo":
+            kind, _, spec = b.partition(":")
+            if kind not in ("win_rate", "adp") or spec not in self.evaluation.opponents:
+                raise ConfigError(f"evaluation.best_by: expected elo, win_rate:SPEC or adp:SPEC with SPEC one of "
+                                  f"evaluation.opponents {self.evaluation.opponents}, got {b!r}")
+        try:
+            load_rules(self.rules)
+        except Exception as e:  # noqa: BLE001 - report any rule problem as a config error
+            raise ConfigError(f"rules: {e}") from None
+        return self
+
+
+def check_spec(name: str, spec: str) -> None:
+    if spec in BUILTIN:
+        return
+    if spec.startswith("policy:") and len(spec) > len("policy:"):
+        return
+    if spec.startswith("rllib:") and len(spec) > len("rllib:"):
+        return
+    raise ConfigError(f"{name}: unknown agent spec {spec!r}; expected one of {', '.join(BUILTIN)} or policy:PATH")
+
+
+def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str]] = None) -> TrainConfig:
+    data = read_yaml(path) if path else {}
+    return config_from_dict(TrainConfig, apply_overrides(data, overrides or []))
+
+
+def env_kwargs(cfg: TrainConfig) -> Dict[str, Any]:
+    return dict(rules=cfg.rules, opponents=dict(cfg.opponents), reward=cfg.reward, reward_scale=cfg.reward_scale,
+                shaping_books=cfg.shaping.books, shaping_points=cfg.shaping.points,
+                centralised_critic=cfg.network.centralised_critic, max_actions=cfg.max_actions,
+                snapshot_sampling=cfg.snapshots.sampling)
+
+
+#: the ``rllib:`` section of a training config (``backend: rllib``), with defaults
+RLLIB_DEFAULTS: Dict[str, Any] = {
+    "address": None,                 # Ray cluster to join (--ray-address / RAY_ADDRESS take precedence); null: local
+    "num_cpus": None,                # CPUs of a private local Ray (null: all cores); ignored on a cluster
+    "ship_code": False,              # send this checkout to the cluster's workers (runtime_env working_dir)
+    "num_env_runners": 1,            # sampling actors (each one CPU); 0: sample in the trainer process
+    "num_envs_per_env_runner": 4,    # games stepped together by one env runner (batched inference)
+    "episodes_to_numpy": False,      # RLlib's numpy conversion of episodes: slower for this env (see docs)
+    "train_batch_size": None,        # env steps per PPO update (null: ppo.n_steps x all envs)
+    "minibatch_size": None,          # null: ppo.batch_size
+    "rollout_fragment_length": "auto",
+    "num_learners": 0,               # 0: the learner runs in the trainer process
+    "vf_clip_param": None,           # RLlib's value-loss clip (null: off, as in SB3)
+    "sample_timeout_s": 600.0,
+}
+
+
+_UNSUPPORTED_NOTE = "not supported by the rllib backend"
+
+
+def rllib_settings(cfg: Any) -> Dict[str, Any]:
+    """The ``rllib`` section of ``cfg`` merged over :data:`RLLIB_DEFAULTS` (ConfigError on a bad key)."""
+    raw = dict(getattr(cfg, "rllib", None) or {})
+    unknown = sorted(set(raw) - set(RLLIB_DEFAULTS))
+    if unknown:
+        raise ConfigError(f"unknown field 'rllib.{unknown[0]}' (known fields: {', '.join(RLLIB_DEFAULTS)})")
+    out = dict(RLLIB_DEFAULTS)
+    out.update(raw)
+    return out
+
+
+def validate_config(cfg: Any) -> Dict[str, Any]:
+    """Check the parts of a TrainConfig that matter to the RLlib backend; the merged ``rllib`` section."""
+    s = rllib_settings(cfg)
+
+    def integer(name: str, lo: int, allow_none: bool = False) -> None:
+        v = s[name]
+        if v is None and allow_none:
+            return
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ConfigError(f"rllib.{name}: expected an integer >= {lo}{' or null' if allow_none else ''}, got {v!r}")
+
+    integer("num_env_runners", 0)
+    integer("num_envs_per_env_runner", 1)
+    integer("num_learners", 0)
+    integer("num_cpus", 1, allow_none=True)
+    integer("train_batch_size", 2, allow_none=True)
+    integer("minibatch_size", 2, allow_none=True)
+    rfl = s["rollout_fragment_length"]
+    if rfl != "auto" and (isinstance(rfl, bool) or not isinstance(rfl, int) or rfl < 1):
+        raise ConfigError(f"rllib.rollout_fragment_length: expected 'auto' or a positive integer, got {rfl!r}")
+    for name in ("episodes_to_numpy", "ship_code"):
+        if not isinstance(s[name], bool):
+            raise ConfigError(f"rllib.{name}: expected true or false, got {s[name]!r}")
+    if s["address"] is not None and not isinstance(s["address"], str):
+        raise ConfigError(f"rllib.address: expected a Ray address string or null, got {s['address']!r}")
+    for name in ("vf_clip_param", "sample_timeout_s"):
+        v = s[name]
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0):
+            raise ConfigError(f"rllib.{name}: expected a positive number or null, got {v!r}")
+    if cfg.network.centralised_critic:
+        raise ConfigError(f"network.centralised_critic: {_UNSUPPORTED_NOTE}")
+    if cfg.shaping.books or cfg.shaping.points:
+        raise ConfigError(f"shaping: {_UNSUPPORTED_NOTE} (set shaping.books and shaping.points to 0)")
+    if cfg.ppo.target_kl is not None:
+        raise ConfigError(f"ppo.target_kl: {_UNSUPPORTED_NOTE} (RLlib's PPO has no early stopping); use null")
+    return s
+
+
+def total_envs(s: Dict[str, Any]) -> int:
+    return max(1, int(s["num_env_runners"])) * int(s["num_envs_per_env_runner"])

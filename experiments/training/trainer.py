@@ -1,0 +1,391 @@
+"""The SB3 trainer: one self-play MaskablePPO run from a training config (``backend: sb3``).
+
+Usage::
+
+    handfoot train configs/train/quickstart.yaml
+    handfoot train configs/train/quickstart.yaml --set total_timesteps=50000 --set ppo.n_steps=128
+    handfoot train --resume runs/quickstart-s0/checkpoints/step_000100352    # continue a run
+    handfoot train --help-config                                             # every config field
+
+Python::
+
+    from experiments.training.config import TrainConfig
+    from experiments.training.run import train
+    result = train(TrainConfig(total_timesteps=20_000))
+
+What a run does (see :mod:`experiments.selfplay` for the environment design):
+
+* builds ``n_envs`` :class:`~experiments.selfplay.SeatEnv` workers (``SubprocVecEnv``, one
+  torch thread each) and a MaskablePPO model with :class:`~experiments.selfplay.HandFootPolicy`
+  (sizes from ``network``);
+* before every rollout, pushes the learner's actor weights to the workers (they play the
+  learner's partner and ``self`` opponents); every ``snapshots.every_updates`` updates it
+  freezes a snapshot of the learner into the opponent pool (the last ``snapshots.keep`` are kept);
+  each episode draws its opponents from the ``opponents`` mixture;
+* every ``evaluation.every_timesteps`` evaluates the learner (greedy actor) with the duplicate
+  evaluation harness (:mod:`experiments.evaluate`) in a round-robin with the
+  ``evaluation.opponents``: win rate and ADP against each, and an Elo rating (Bradley-Terry on
+  the round-robin, shifted so that ``random`` sits at 1000); the best checkpoint by
+  ``evaluation.best_by`` is kept in ``RUN/best``;
+* saves a checkpoint every ``checkpoint_every`` timesteps (``RUN/checkpoints/step_N``: SB3
+  ``model.zip`` with optimizer state, ``actor.npz`` for ``policy:PATH``, ``trainer.json`` and
+  ``snapshots.pkl`` for resuming) and ``RUN/final`` at the end.
+
+Run folder (``run_dir/run_name``, default ``runs/NAME-sSEED``; an existing folder gets a
+time suffix): ``config.yaml`` (resolved), ``run.json`` (seeds, package versions, git commit,
+command line), ``tb/`` (TensorBoard: SB3's ``train/*``, ``rollout/*``, ``time/fps``; plus
+``selfplay/*`` results of training games by opponent kind and ``eval/*``), ``metrics.jsonl``
+(one line per rollout and per evaluation), ``checkpoints/``, ``best/``, ``final/``,
+``evals/step_N/results.json`` (each evaluation), ``final_eval.json`` and ``learning_curve.png``.
+
+``--resume PATH`` (a checkpoint folder, or a run folder: its latest checkpoint) continues in the
+checkpoint's run folder: the step count, snapshot pool, best score and schedules continue and
+TensorBoard logs go to the same ``tb/`` folder.
+
+Reproducibility: the config ``seed`` seeds python ``random``, NumPy and torch (SB3's
+``set_random_seed``), the worker environments (worker ``i`` gets ``seed + i``; its games,
+learner seats, opponent draws, partner/snapshot sampling and heuristic seeds all come from
+that one generator) and evaluation (``evaluation.seed``).  Workers return results in env order,
+so the same config and seed give identical metrics on the same machine (timings excepted).
+A resumed run reseeds from ``(seed, timesteps)``; it is reproducible itself but does not repeat
+the uninterrupted run bit for bit.
+
+Config errors (an unknown field, a badly typed value) name the field and exit with status 2.
+
+``backend: rllib`` hands the whole run to :mod:`experiments.rllib_backend` (RLlib PPO on Ray, same
+run folder layout); everything above describes the default ``backend: sb3``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch as th
+import yaml
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import TensorBoardOutputFormat, configure
+from tqdm import tqdm
+
+from agents.policy import ACTOR_FILE, save_actor
+from agents.sb3_model import extract_weights
+from experiments.config import config_to_dict
+from experiments.evaluation.report import plot_learning_curve
+from experiments.evaluation.summary import eval_score, evaluate_policy
+from experiments.runs import _json_default, write_json
+from experiments.training.config import TrainConfig, env_kwargs
+from experiments.training.sb3 import HandFootPolicy, build_model
+from experiments.training.selfplay import make_vec_env
+
+# =========================================================================== config
+
+
+# ------------------------------------------------------------------ generic validation
+
+
+# =========================================================================== run folder
+
+
+# =========================================================================== model
+
+
+# =========================================================================== evaluation
+
+
+# =========================================================================== trainer
+class Trainer:
+    """Holds one run: model, envs, opponent pool, schedules, logging (see the module docstring)."""
+
+    def __init__(self, cfg: TrainConfig, run: Path, resume: Optional[Path] = None, quiet: bool = False):
+        self.cfg = cfg
+        self.run = run
+        self.quiet = quiet
+        self.resume = resume
+        self.state: Dict[str, Any] = {"updates": 0, "best_score": None, "best_step": None, "next_eval": None,
+                                      "next_checkpoint": None, "snapshot_updates": [], "evals": 0}
+        self.snapshots: List[Dict[str, Any]] = []
+        self.writer = None
+        self.bar = None
+
+    # ---------------------------------------------------------------- helpers
+    def log(self, msg: str) -> None:
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.write(msg, file=sys.stderr)
+        else:
+            print(msg, file=sys.stderr, flush=True)
+
+    def weights(self) -> Dict[str, Any]:
+        return extract_weights(self.model.policy)
+
+    def metric(self, record: Dict[str, Any]) -> None:
+        with open(self.run / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(record, default=_json_default) + "\n")
+
+    def scalar(self, tag: str, value: Optional[float], step: int) -> None:
+        if self.writer is not None and value is not None and np.isfinite(value):
+            self.writer.add_scalar(tag, float(value), step)
+
+    # ---------------------------------------------------------------- setup
+    def setup(self) -> None:
+        cfg = self.cfg
+        th.set_num_threads(cfg.torch_threads)
+        th.distributions.Distribution.set_default_validate_args(False)   # skip per-step argument checks
+        start_steps = 0
+        if self.resume is not None:
+            st = json.loads((self.resume / "trainer.json").read_text())
+            start_steps = int(st["num_timesteps"])
+        # a resumed run reseeds from (seed, timesteps) so that it does not replay the first games
+        env_seed = cfg.seed if start_steps == 0 else int(np.random.SeedSequence([cfg.seed, start_steps])
+                                                         .generate_state(1)[0] % (2 ** 31))
+        self.env_seed = env_seed
+        self.venv = make_vec_env(env_kwargs(cfg), cfg.n_envs, env_seed, subprocess=cfg.vec_env == "subproc")
+        if self.resume is None:
+            self.model = build_model(cfg, self.venv, cfg.seed)
+        else:
+
+            self.model = MaskablePPO.load(str(self.resume / "model.zip"), env=self.venv, device="cpu",
+                                          custom_objects={"policy_class": HandFootPolicy})
+            self.model.set_random_seed(env_seed)
+            self.model.num_timesteps = start_steps
+            st = json.loads((self.resume / "trainer.json").read_text())
+            self.state.update(st["state"])
+            with open(self.resume / "snapshots.pkl", "rb") as f:
+                self.snapshots = pickle.load(f)
+        tb = self.run / "tb"
+        logger = configure(str(tb), ["tensorboard"])
+        self.model.set_logger(logger)
+        for fmt in logger.output_formats:
+            if isinstance(fmt, TensorBoardOutputFormat):
+                self.writer = fmt.writer
+        if self.resume is None and self.writer is not None:
+            self.writer.add_text("config", "```\n" + yaml.safe_dump(config_to_dict(cfg), sort_keys=False) + "\n```", 0)
+        ev = cfg.evaluation
+        if self.state["next_eval"] is None:
+            self.state["next_eval"] = ev.every_timesteps if ev.every_timesteps > 0 else None
+        if self.state["next_checkpoint"] is None:
+            self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
+        self.sync(snapshots=True)
+
+    def sync(self, snapshots: bool = False) -> None:
+        """Push the learner's (and, when changed, the snapshot pool's) actor weights to every worker."""
+        self.venv.env_method("set_learner", self.weights())
+        if snapshots:
+            self.venv.env_method("set_snapshots", self.snapshots)
+
+    # ---------------------------------------------------------------- the loop hooks
+    def on_rollout_start(self) -> None:
+        """Between updates: snapshots, evaluation, checkpoints, then the weight sync."""
+        cfg = self.cfg
+        steps = self.model.num_timesteps
+        self.record_update()
+        changed = False
+        upd = self.state["updates"]
+        if upd > 0 and upd % cfg.snapshots.every_updates == 0 and upd not in self.state["snapshot_updates"]:
+            self.snapshots.append(self.weights())
+            self.state["snapshot_updates"].append(upd)
+            self.snapshots = self.snapshots[-cfg.snapshots.keep:]
+            self.state["snapshot_updates"] = self.state["snapshot_updates"][-cfg.snapshots.keep:]
+            changed = True
+            self.scalar("selfplay/snapshots", len(self.snapshots), steps)
+        self.run_schedules(steps)
+        self.sync(snapshots=changed)
+
+    def run_schedules(self, steps: int) -> None:
+        """The periodic evaluation and checkpoint whose step has come (shared with the RLlib trainer)."""
+        cfg = self.cfg
+        self.evaluate_if_due(steps)
+        nc = self.state["next_checkpoint"]
+        if nc is not None and steps >= nc:
+            self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
+            while self.state["next_checkpoint"] <= steps:
+                self.state["next_checkpoint"] += cfg.checkpoint_every
+
+    def record_update(self) -> None:
+        """The losses of the update that just ran (SB3's ``train/*`` values) into metrics.jsonl."""
+        vals = {k[len("train/"):]: float(v) for k, v in self.model.logger.name_to_value.items()
+                if k.startswith("train/") and isinstance(v, (int, float, np.floating, np.integer))}
+        if vals and self.state["updates"] > 0:
+            self.metric({"kind": "update", "timesteps": int(self.model.num_timesteps),
+                         "update": self.state["updates"], **vals})
+
+    def on_rollout_end(self, results: List[Dict[str, Any]]) -> None:
+        """After a rollout: training-game statistics to TensorBoard and metrics.jsonl."""
+        m = self.model
+        steps = m.num_timesteps
+        self.state["updates"] += 1            # the update that follows this rollout
+        rec: Dict[str, Any] = {"kind": "rollout", "timesteps": steps, "update": self.state["updates"]}
+        if len(m.ep_info_buffer) > 0:
+            rec["ep_rew_mean"] = float(np.mean([e["r"] for e in m.ep_info_buffer]))
+            rec["ep_len_mean"] = float(np.mean([e["l"] for e in m.ep_info_buffer]))
+        by_kind: Dict[str, List[float]] = {}
+        for r in results:
+            by_kind.setdefault(r["opponent"], []).append(r["result"])
+        for kind, vals in sorted(by_kind.items()):
+            m.logger.record(f"selfplay/result_vs_{kind}", float(np.mean(vals)))
+            rec[f"result_vs_{kind}"] = float(np.mean(vals))
+        if results:
+            m.logger.record("selfplay/games", len(results))
+            m.logger.record("selfplay/score_diff", float(np.mean([r["score_diff"] for r in results])))
+            m.logger.record("selfplay/truncated", float(np.mean([r["truncated"] for r in results])))
+            rec["games"] = len(results)
+        self.metric(rec)
+
+    def evaluate(self, steps: int, deals: Optional[int] = None, final: bool = False) -> Dict[str, Any]:
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        d = deals or cfg.evaluation.deals
+        out = self.run / "evals" / (f"final_step_{steps:09d}" if final else f"step_{steps:09d}")
+        summary = evaluate_policy(self.weights(), out, cfg.evaluation, cfg.rules, d,
+                                  progress=final and cfg.progress and not self.quiet)
+        summary["timesteps"] = steps
+        summary["deals"] = d
+        for spec, s in summary["per_opponent"].items():
+            self.scalar(f"eval/win_rate_vs_{spec}", s["win_rate"], steps)
+            self.scalar(f"eval/adp_vs_{spec}", s["adp"], steps)
+        self.scalar("eval/elo", summary["elo"], steps)
+        self.metric({"kind": "final_eval" if final else "eval", "timesteps": steps, "elo": summary["elo"],
+                     **{f"win_rate_vs_{k}": v["win_rate"] for k, v in summary["per_opponent"].items()},
+                     **{f"win_rate_ci_vs_{k}": v["win_rate_ci"] for k, v in summary["per_opponent"].items()},
+                     **{f"adp_vs_{k}": v["adp"] for k, v in summary["per_opponent"].items()}})
+        parts = ", ".join(f"{k} {v['win_rate']:.0%} (ADP {v['adp']:+.0f})" for k, v in summary["per_opponent"].items())
+        elo = f"Elo {summary['elo']:.0f}" if summary["elo"] is not None else ""
+        self.log(f"[{'final eval' if final else 'eval'} @ {steps:,}] win rate vs {parts}; {elo} "
+                 f"({time.perf_counter() - t0:.1f}s)")
+        if not final:
+            self.state["evals"] = self.state.get("evals", 0) + 1
+            score = eval_score(summary, cfg.evaluation.best_by)
+            best = self.state.get("best_score")
+            if best is None or score > best:
+                self.state["best_score"] = score
+                self.state["best_step"] = steps
+                self.checkpoint(self.run / "best", periodic=False)
+                write_json(self.run / "best" / "eval.json", summary)
+        if self.writer is not None:
+            self.writer.flush()
+        return summary
+
+    def checkpoint(self, path: Path, periodic: bool) -> None:
+        tmp = path.with_name(path.name + ".tmp")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        self.model.save(str(tmp / "model.zip"))
+        save_actor(self.weights(), tmp / ACTOR_FILE)
+        with open(tmp / "snapshots.pkl", "wb") as f:
+            pickle.dump(self.snapshots, f)
+        write_json(tmp / "trainer.json", {"num_timesteps": int(self.model.num_timesteps), "state": self.state,
+                                          "run": str(self.run), "config": config_to_dict(self.cfg)})
+        self.commit_checkpoint(tmp, path, periodic)
+
+    def commit_checkpoint(self, tmp: Path, path: Path, periodic: bool) -> None:
+        """Move a checkpoint written to ``tmp`` into place; rotate the periodic ones."""
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+        if periodic:
+            ck = self.run / "checkpoints"
+            (ck / "latest.txt").write_text(path.name + "\n")
+            if self.cfg.keep_checkpoints > 0:
+                olds = sorted(p for p in ck.iterdir() if p.is_dir() and p.name.startswith("step_"))
+                for p in olds[:-self.cfg.keep_checkpoints]:
+                    shutil.rmtree(p)
+
+    # ---------------------------------------------------------------- run
+    def learn(self) -> None:
+        trainer = self
+
+        class _Hooks(BaseCallback):
+            def _on_training_start(self) -> None:
+                self.results: List[Dict[str, Any]] = []
+
+            def _on_rollout_start(self) -> None:
+                trainer.on_rollout_start()
+                self.results = []
+
+            def _on_step(self) -> bool:
+                for info in self.locals["infos"]:
+                    r = info.get("selfplay")
+                    if r is not None:
+                        self.results.append(r)
+                if trainer.bar is not None:
+                    trainer.bar.update(self.training_env.num_envs)
+                return True
+
+            def _on_rollout_end(self) -> None:
+                trainer.on_rollout_end(self.results)
+
+        remaining = self.cfg.total_timesteps - self.model.num_timesteps
+        if remaining <= 0:
+            self.log(f"already at {self.model.num_timesteps:,} timesteps "
+                     f"(total_timesteps {self.cfg.total_timesteps:,})")
+            return
+        if self.cfg.progress and not self.quiet:
+            self.bar = tqdm(total=self.cfg.total_timesteps, initial=self.model.num_timesteps, unit="step",
+                            desc="train", file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
+        try:
+            self.model.learn(total_timesteps=remaining, callback=_Hooks(), reset_num_timesteps=False)
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+                self.bar = None
+
+    def finish(self) -> Dict[str, Any]:
+        cfg = self.cfg
+        steps = self.model.num_timesteps
+        self.record_update()
+        # the last update has not been seen by on_rollout_start: evaluate it here
+        self.evaluate_if_due(steps)
+        if self.state["next_checkpoint"] is not None and steps >= self.state["next_checkpoint"]:
+            while self.state["next_checkpoint"] <= steps:
+                self.state["next_checkpoint"] += cfg.checkpoint_every
+            self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
+        return self.finish_run(steps)
+
+    def evaluate_if_due(self, steps: int) -> None:
+        """The periodic evaluation, when its step has come."""
+        if self.state["next_eval"] is not None and steps >= self.state["next_eval"]:
+            self.evaluate(steps)
+            while self.state["next_eval"] <= steps:
+                self.state["next_eval"] += self.cfg.evaluation.every_timesteps
+
+    def finish_run(self, steps: int) -> Dict[str, Any]:
+        """Final checkpoint, best model, final evaluation and learning curve (both backends)."""
+        cfg = self.cfg
+        self.checkpoint(self.run / "final", periodic=False)
+        if self.state.get("best_score") is None:     # no evaluation during training: final is best
+            if (self.run / "best").exists():
+                shutil.rmtree(self.run / "best")
+            shutil.copytree(self.run / "final", self.run / "best")
+        final = None
+        if cfg.evaluation.final_deals > 0:
+            final = self.evaluate(steps, deals=cfg.evaluation.final_deals, final=True)
+            write_json(self.run / "final_eval.json", final)
+        if self.writer is not None:
+            self.writer.flush()
+        plot_learning_curve(self.run)
+        return {"run": str(self.run), "timesteps": steps, "final_eval": final, "best_step": self.state.get("best_step"),
+                "best_score": self.state.get("best_score")}
+
+    def close(self) -> None:
+        try:
+            self.venv.close()
+        except Exception:  # noqa: BLE001 - closing dead workers must not hide the real error
+            pass
+        if self.writer is not None:
+            self.writer.flush()
+
+
+# =========================================================================== plots
+
+
+# =========================================================================== entry points
+
