@@ -28,7 +28,7 @@ ACTOR_FILE = "actor.npz"
 class NumpyPolicy:
     """The actor of a trained policy in NumPy (equal to the torch actor up to float32 rounding).
 
-    ``weights`` is the dict of :func:`experiments.selfplay.extract_weights`:
+    ``weights`` is the dict of :func:`agents.sb3_model.extract_weights`:
     ``scale`` (fixed input scale), ``visible`` (how many leading inputs the actor
     sees: the seat's own observation), ``layers`` (``(W, b)`` of the hidden
     layers, torch layout), ``activation`` (``tanh`` or ``relu``), ``out`` (the
@@ -71,7 +71,7 @@ class NumpyPolicy:
 
 
 def save_actor(weights: Dict[str, Any], path: Path) -> None:
-    """Write NumPy actor weights (``experiments.selfplay.extract_weights``) to an ``.npz`` file."""
+    """Write NumPy actor weights (``agents.sb3_model.extract_weights``) to an ``.npz`` file."""
     arrays = {"scale": np.asarray(weights["scale"], np.float32),
               "visible": np.asarray(weights["visible"], np.int64),
               "activation": np.asarray(weights["activation"]),

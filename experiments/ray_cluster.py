@@ -82,7 +82,7 @@ def shutdown_ray() -> None:
 
 
 def ray_task_runner(address: Optional[str] = None, workers: int = 0, progress: bool = False):
-    """``(task_runner, workers)`` for ``experiments.evaluate.run_evaluation(cfg, task_runner=...)``.
+    """``(task_runner, workers)`` for ``experiments.evaluation.harness.run_evaluation(cfg, task_runner=...)``.
 
     Starts or joins Ray now (``address``, else ``RAY_ADDRESS``, else a private
     local Ray).  ``workers`` is the parallelism the harness should chunk the deals
@@ -117,7 +117,7 @@ def run_tasks_on_ray(fn: Callable[[Any], Any], tasks: Sequence[Any], address: Op
                      progress: Optional[Callable[[int, Any], None]] = None) -> List[Any]:
     """``[fn(t) for t in tasks]`` with every call a Ray task (1 CPU); results in task order.
 
-    ``fn`` must be importable by name on the workers (e.g. ``experiments.evaluate._play_chunk``).
+    ``fn`` must be importable by name on the workers (e.g. ``experiments.evaluation._play_chunk``).
     ``progress(i, result)`` is called as tasks finish (in completion order).
     Ray is started (``address`` / ``RAY_ADDRESS`` / local) if it is not running; a
     Ray started here is shut down at the end.

@@ -19,18 +19,19 @@ same function.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict
+from typing import Any, Dict
 
 from .cards import NUM_KINDS, RED3, VALUES
 from .config import RuleConfig
 from .melds import CLEAN, DIRTY, WILD, meld_points
 
-if TYPE_CHECKING:                       # the engine imports this module
-    from .engine import Game
-
 #: keys of a round breakdown (signed points), in display order; ``total`` is their sum
 BREAKDOWN_KEYS = ("melded", "clean_books", "dirty_books", "wild_books", "red_threes", "went_out",
                   "left", "red_threes_left")
+#: how a score sheet names each item
+BREAKDOWN_LABELS = {"melded": "melded cards", "clean_books": "clean books", "dirty_books": "dirty books",
+                    "wild_books": "wild books", "red_threes": "red threes laid", "went_out": "going out",
+                    "left": "cards left in hands and feet", "red_threes_left": "red threes left"}
 
 
 def round_breakdown(rules: RuleConfig, *, melded: int, clean: int, dirty: int, wild: int, red_threes: int,
@@ -54,7 +55,7 @@ def round_breakdown(rules: RuleConfig, *, melded: int, clean: int, dirty: int, w
     return out
 
 
-def melded_points(game: "Game", team: int) -> int:
+def melded_points(game: Any, team: int) -> int:
     """Card values of everything ``team`` has melded this round, books included."""
     pts = 0
     for s, n, t, j in game.books[team]:
@@ -64,7 +65,7 @@ def melded_points(game: "Game", team: int) -> int:
     return pts
 
 
-def table_score(game: "Game", team: int) -> int:
+def table_score(game: Any, team: int) -> int:
     """The public part of ``team``'s round score so far: melded card values, book bonuses, red threes laid."""
     r = game.rules
     c = game.book_counts[team]
@@ -72,7 +73,7 @@ def table_score(game: "Game", team: int) -> int:
             + game.red3[team] * r.red_three_bonus)
 
 
-def team_round_score(game: "Game", team: int) -> Dict[str, int]:
+def team_round_score(game: Any, team: int) -> Dict[str, int]:
     """``team``'s round breakdown (:func:`round_breakdown`) for the round as it stands in ``game``."""
     left = red_left = 0
     for q in range(game.n):
@@ -93,4 +94,4 @@ def team_round_score(game: "Game", team: int) -> Dict[str, int]:
                            red_threes_left=red_left)
 
 
-__all__ = ["BREAKDOWN_KEYS", "round_breakdown", "melded_points", "table_score", "team_round_score"]
+__all__ = ["BREAKDOWN_KEYS", "BREAKDOWN_LABELS", "round_breakdown", "melded_points", "table_score", "team_round_score"]

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from experiments.apps.demo import demo_main
-from experiments.apps.play import action_order, describe_action, parse_choice, play_main
+from experiments.apps.play import action_order, parse_choice, play_main
+from experiments.apps.table import describe_action
 from handfoot_env.actions import ACTION_INDEX, ANSWER_NO, ANSWER_YES, DRAW
 from handfoot_env.engine import ANSWER_PHASE, Game
 from handfoot_env.record import load_record, replay_record

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.registry import make_agent
-from experiments.apps.play import replay_main
+from experiments.apps.replay import replay_main
 from handfoot_env.actions import ACTION_NAMES
 from handfoot_env.cards import deck_counts
 from handfoot_env.engine import Game

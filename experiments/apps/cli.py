@@ -16,7 +16,7 @@ COMMANDS = {
     "score": ("experiments.apps.score", "score_main", "score a paper score sheet (YAML)"),
     "demo": ("experiments.apps.demo", "demo_main", "play one seeded game between built-in agents and print it"),
     "play": ("experiments.apps.play", "play_main", "play a game in the terminal against agents"),
-    "replay": ("experiments.apps.play", "replay_main", "step through a saved game record"),
+    "replay": ("experiments.apps.replay", "replay_main", "step through a saved game record"),
     "evaluate": ("experiments.evaluation.cli", "evaluate_main",
                  "benchmark agents against each other (duplicate format)"),
     "train": ("experiments.training.cli", "train_main", "train a self-play agent from a config"),

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from agents.base import agent_action
 from agents.registry import make_agent
-from experiments.apps.play import make_console, score_sheet, table_renderable, team_label
+from experiments.apps.table import make_console, score_sheet, table_renderable, team_label
 from handfoot_env.config import PRESETS, RuleConfigError, load_rules
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.record import board_after, save_record

@@ -8,11 +8,11 @@ Usage::
 
 The pipeline:
 
-1. **train** a self-play agent with :func:`experiments.train.train` (the ``train`` section is a
+1. **train** a self-play agent with :func:`experiments.training.run.train` (the ``train`` section is a
    full train config inline, or ``include: PATH`` of a train config YAML with fields to change
    beside it, or just the path);
 2. **evaluate** the best and/or final checkpoint with the duplicate harness
-   (:mod:`experiments.evaluate`) in a round-robin with ``evaluation.opponents``
+   (:mod:`experiments.evaluation`) in a round-robin with ``evaluation.opponents``
    (``random``, ``greedy``, and ``strategic`` in longer configs): win rate and ADP with 95% CIs
    against each, and an Elo rating with ``random`` at 1000;
 3. **report**: ``report.md`` in the run folder with the numbers, the learning curve and the
@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from experiments.training.run import train
 from rich.console import Console
 from rich.table import Table
 
@@ -48,6 +47,7 @@ from experiments.config import (
 from experiments.evaluation.summary import ELO_ANCHOR, evaluate_spec
 from experiments.runs import write_json
 from experiments.training.config import TrainConfig, check_spec
+from experiments.training.run import train
 
 
 @dataclass
@@ -207,7 +207,7 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
             L.append(f"Elo ({model}; Bradley-Terry on the round-robin, random = {ELO_ANCHOR:.0f}): {rs}.")
     L += ["", "Win rate counts a draw as half a win; ADP is the average point difference per game (trained "
           "policy minus opponent).  CIs are t-intervals over per-deal pair means, the win rate's widened to "
-          "the Wilson interval (experiments.evaluate).  "
+          "the Wilson interval (experiments.evaluation).  "
           "The trained policy plays greedily (argmax over the legal actions).", ""]
     L += ["## Learning curve", "", "![learning curve](learning_curve.png)", ""]
     for model, s in evals.items():

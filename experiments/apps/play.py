@@ -1,18 +1,15 @@
-"""Play Hand and Foot in the terminal, and step through saved game records.
+"""``handfoot play``: a person plays one seat of a full game in the terminal.
 
-``handfoot play``   a person plays one seat of a full game; every other seat is
-                    an agent (``random``, ``greedy``, ``strategic`` or a trained
-                    checkpoint ``policy:PATH``).  See docs/playing.md.
-``handfoot replay`` steps through a saved record (:mod:`handfoot_env.record`),
-                    after re-simulating and verifying it.
+Every other seat is an agent (``random``, ``greedy``, ``strategic`` or a trained
+checkpoint ``policy:PATH``).  See docs/playing.md.  ``handfoot replay`` is
+:mod:`experiments.apps.replay`.
 
 Everything that talks to the person goes through a :class:`rich.console.Console`
 and an ``input_fn(prompt) -> str``, both injectable (``play_main(argv,
 input_fn=..., stdout=...)``) so that tests can script a whole game.
 
-The table renderer (:func:`table_renderable`), the action descriptions
-(:func:`describe_action`) and the score sheet (:func:`score_sheet`) are shared
-with ``handfoot demo``.
+The table renderer, the action descriptions and the score sheet are
+:mod:`experiments.apps.table`, shared with ``handfoot replay`` and ``handfoot demo``.
 """
 from __future__ import annotations
 
@@ -23,14 +20,13 @@ import time
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 import yaml
-from rich.console import Console, Group
-from rich.console import Group as _Group
-from rich.panel import Panel
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from agents.base import agent_action
 from agents.registry import make_agent
+from experiments.apps.table import _add_row, cards_text, describe_action, make_console, table_renderable, team_label
 from handfoot_env.actions import (
     ACTION_INDEX,
     ACTION_NAMES,
@@ -38,290 +34,24 @@ from handfoot_env.actions import (
     ANSWER_YES,
     ASK_GO_OUT,
     CANCEL_MELDS,
-    DISCARD_BASE,
-    DISCARD_KINDS,
     DRAW,
     LAY_RED_THREE,
     MELD_BASE,
     MELD_SPECS,
     PICKUP,
 )
-from handfoot_env.cards import BLACK3, CODES, JOKER, NUM_RANKS, SLOT_CODES, TWO, WILD_SLOT
 from handfoot_env.config import RuleConfigError, load_rules
-from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, PHASE_NAMES, Game
-from handfoot_env.observation import table_points
-from handfoot_env.record import RecordError, RecordMismatchError, board_after, load_record, positions, save_record
+from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, Game
+from handfoot_env.record import board_after, save_record
+from experiments.apps.table import score_sheet
 
 InputFn = Callable[[str], str]
 
-BOOK_STYLE = {"clean": "green", "dirty": "yellow", "wild": "magenta"}
-ITEM_NAMES = (("melded", "cards melded"), ("books", "book bonuses"), ("red_threes", "red threes laid"),
-              ("went_out", "going out"), ("left", "cards left in hand/foot"),
-              ("red_threes_left", "red threes left"), ("total", "round total"))
-
-
-# =========================================================================== agents
-
 
 # =========================================================================== text helpers
-def _add_row(table: Table, *cells, style: str = "") -> None:
-    """Add a row of plain-text cells: no rich markup or emoji codes (``meld:A:2:1:0`` stays as typed)."""
-    table.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells], style=style)
-
-
-def make_console(file=None, width: Optional[int] = None) -> Console:
-    """A console that prints text as given (no markup, emoji codes or highlighting)."""
-    return Console(file=file, width=width, markup=False, emoji=False, highlight=False)
-
-
-def cards_text(counts: Sequence[int]) -> str:
-    """``[2, 0, 1, ...]`` -> ``"4 4  6"``: every card, kinds separated by two spaces."""
-    groups = [" ".join([CODES[k]] * n) for k, n in enumerate(counts) if n]
-    return "  ".join(groups) if groups else "-"
-
-
-def meld_cards(slot: int, n: int, t: int, j: int) -> str:
-    body = ([SLOT_CODES[slot]] * n if slot < NUM_RANKS else []) + ["2"] * t + ["JK"] * j
-    return " ".join(body)
-
-
-def meld_kind(slot: int, t: int, j: int) -> str:
-    """``clean`` (no wilds), ``dirty`` (some wilds) or ``wild`` (the wild meld)."""
-    return "wild" if slot == WILD_SLOT else ("clean" if t + j == 0 else "dirty")
-
-
-def meld_label(slot: int) -> str:
-    return "wild meld" if slot == WILD_SLOT else f"{SLOT_CODES[slot]} meld"
-
-
-def seat_name(p: int, viewer: Optional[int] = None) -> str:
-    return "you" if viewer is not None and p == viewer else f"player_{p}"
-
-
-def team_label(game: Game, t: int, viewer: Optional[int] = None) -> str:
-    members = [seat_name(p, viewer) for p in range(game.n) if game.team_of[p] == t]
-    mine = viewer is not None and game.team_of[viewer] == t
-    return f"Team {t} ({' + '.join(members)})" + (" - your team" if mine and game.n > 1 else "")
-
-
-def describe_action(game: Game, action: int, viewer: Optional[int] = None) -> str:
-    """A readable description of ``action`` by the player to act in ``game`` (before it is applied).
-
-    Uses only public information, so it is safe to show to any seat.
-    """
-    p = game.current
-    a = int(action)
-    team = game.team_of[p]
-    if a == DRAW:
-        return "draw two cards from the stock"
-    if a == PICKUP:
-        top = game.discard[-1] if game.discard else None
-        take = len(game.discard) if game.rules.pile_take == "all" else min(len(game.discard), int(game.rules.pile_take))
-        code = CODES[top] if top is not None else "?"
-        return f"take the pile: meld {code} {code} {code}, take {take} card{'s' if take != 1 else ''}"
-    if a == LAY_RED_THREE:
-        return "lay a red three (+100) and draw a replacement"
-    if a == CANCEL_MELDS:
-        return "take back the provisional melds"
-    if a == ASK_GO_OUT:
-        q = game.answerer(p)
-        return f"ask {seat_name(q, viewer)} (partner): may I go out?"
-    if a == ANSWER_YES:
-        return f"yes, {seat_name(game.turn_player, viewer)} may go out"
-    if a == ANSWER_NO:
-        return f"no, {seat_name(game.turn_player, viewer)} may not go out yet"
-    if DISCARD_BASE <= a < MELD_BASE:
-        k = DISCARD_KINDS[a - DISCARD_BASE]
-        extra = ""
-        if k == BLACK3:
-            extra = " (blocks the pile for the next player)"
-        elif k in (TWO, JOKER):
-            extra = " (a wild card!)"
-        if sum(game.hands[p]) == 1:
-            extra += " and go out" if game.feet[p] is None else " and pick up the foot"
-        return f"discard {CODES[k]}{extra}"
-    if MELD_BASE <= a < len(ACTION_NAMES):
-        s, n, t, j = MELD_SPECS[a - MELD_BASE]
-        cur = game.melds[team][s]
-        size0 = sum(cur)
-        total = size0 + n + t + j
-        if size0:
-            where = f"onto the {meld_label(s)} [{meld_cards(s, *cur)}]"
-        else:
-            where = f"as a new {meld_label(s)}"
-        extra = ""
-        if total == 7:
-            extra = f" -> {meld_kind(s, cur[1] + t, cur[2] + j)} book"
-        if game.feet[p] is None and sum(game.hands[p]) == n + t + j:
-            extra += ", going out"
-        return f"meld {meld_cards(s, n, t, j)} {where}{extra}"
-    return ACTION_NAMES[a]
 
 
 # =========================================================================== table
-def _foot_status(game: Game, p: int) -> str:
-    if game.feet[p] is None:
-        return "picked up, played" if game.played_foot[p] else "picked up"
-    return f"waiting ({sum(game.feet[p])})"
-
-
-def _meld_text(slot: int, n: int, t: int, j: int, book: bool) -> Text:
-    kind = meld_kind(slot, t, j)
-    txt = Text(f"[{meld_cards(slot, n, t, j)}]", style=BOOK_STYLE[kind] + (" bold" if book else ""))
-    txt.append(f" {kind}{' book' if book else ''}", style=BOOK_STYLE[kind])
-    return txt
-
-
-def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[Sequence[str]] = None,
-                     title: Optional[str] = None, round_over: bool = False):
-    """The table as a rich renderable.
-
-    ``viewer``: the seat whose cards are shown (other hands as sizes only), or
-    ``None`` for the full view (every hand and unseen foot).  ``labels``: a
-    name per seat (``you``, ``greedy``, ...).  ``round_over``: the board is a
-    finished round's (no one is to act).
-    """
-    r = game.rules
-    labels = list(labels) if labels is not None else [""] * game.n
-    over = game.phase == GAME_OVER or round_over
-    head = Text()
-    rnd = f"Round {game.round}/{r.rounds}" + (" (extra round)" if game.round > r.rounds else "")
-    head.append(rnd, style="bold")
-    head.append(f"   minimum {game.minimum}   dealer {seat_name(game.dealer, viewer)}\n")
-    top = game.discard[-1] if game.discard else None
-    head.append(f"Stock {len(game.stock)}   Pile {len(game.discard)} card{'s' if len(game.discard) != 1 else ''}, top ")
-    head.append(CODES[top] if top is not None else "-", style="bold")
-    if game.pile_blocked() and game.discard:
-        head.append("  [blocked by a black three]", style="red")
-
-    seats = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    seats.add_column("")
-    seats.add_column("seat")
-    seats.add_column("who")
-    seats.add_column("team", justify="right")
-    seats.add_column("cards", justify="right")
-    seats.add_column("foot")
-    for p in range(game.n):
-        acting = not over and p == game.current
-        mark = ">" if acting else ""
-        style = "bold cyan" if acting else ("bold" if p == viewer else "")
-        row = [mark, f"player_{p}", labels[p] if p < len(labels) else "", str(game.team_of[p]),
-               str(sum(game.hands[p])), _foot_status(game, p)]
-        _add_row(seats, *row, style=style)
-    hands: List[Text] = []
-    if viewer is None:
-        for p in range(game.n):
-            h = Text(f"player_{p} {'foot' if game.feet[p] is None else 'hand'}: ", style="bold")
-            h.append(cards_text(game.hands[p]))
-            if game.feet[p] is not None:
-                h.append("   unseen foot: ", style="bold")
-                h.append(cards_text(game.feet[p]), style="dim")
-            hands.append(h)
-
-    need = f"{r.go_out_clean}/{r.go_out_dirty}" + (f"/{r.go_out_wild}" if r.wild_melds else "")
-    tt = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    tt.add_column("team")
-    tt.add_column("status")
-    tt.add_column("red 3s", justify="right")
-    tt.add_column("books c/d" + ("/w" if r.wild_melds else ""), justify="right")
-    tt.add_column("on table", justify="right")
-    tt.add_column("score", justify="right")
-    for t in range(game.num_teams):
-        bc = game.book_counts[t]
-        books = f"{bc[0]}/{bc[1]}" + (f"/{bc[2]}" if r.wild_melds else "")
-        mine = viewer is not None and game.team_of[viewer] == t
-        _add_row(tt, f"{t}{' (yours)' if mine else ''}", "open" if game.opened[t] else "not opened",
-                   str(game.red3[t]), books, str(table_points(game, t)), str(game.scores[t]),
-                   style="bold" if mine else "")
-    head.append(f"\nGoing out needs {need} books (clean/dirty" + ("/wild" if r.wild_melds else "") + ")")
-    teams: list = [tt]
-    for t in range(game.num_teams):
-        line = Text(f"Team {t} books: ", style="bold")
-        by_kind: Dict[str, List[str]] = {"clean": [], "dirty": [], "wild": []}
-        for s, n, tw, j in game.books[t]:
-            by_kind[meld_kind(s, tw, j)].append(SLOT_CODES[s])
-        groups = [(k, v) for k, v in by_kind.items() if v]
-        if not groups:
-            line.append("none", style="dim")
-        for i, (kind, ranks) in enumerate(groups):
-            if i:
-                line.append(" | ")
-            line.append(f"{kind} ", style=BOOK_STYLE[kind])
-            line.append(" ".join(ranks), style=BOOK_STYLE[kind] + " bold")
-        teams.append(line)
-        items = [_meld_text(s, n, tw, j, False) for s, (n, tw, j) in enumerate(game.melds[t]) if n + tw + j]
-        body = Text(f"Team {t} melds: ", style="bold")
-        if items:
-            for i, it in enumerate(items):
-                if i:
-                    body.append("  ")
-                body.append_text(it)
-        else:
-            body.append("none", style="dim")
-        teams.append(body)
-
-    parts: list = [head, Text(""), seats] + hands + [Text("")] + teams
-    tp = game.turn_player
-    if not over and not game.opened[game.team_of[tp]] and (game.prov_value or game.forced is not None):
-        whose = "Your provisional melds" if tp == viewer else f"Provisional melds of player_{tp}"
-        parts.append(Text(f"{whose}: {game.prov_value} of the minimum {game.minimum} (not opened yet)",
-                          style="yellow"))
-    if not over and game.incomplete >= 0:
-        parts.append(Text(f"The {meld_label(game.incomplete)} from the pickup is unfinished: it needs "
-                          f"{3 - sum(game.melds[game.team_of[tp]][game.incomplete])} more card(s) this turn",
-                          style="yellow"))
-    if viewer is not None:
-        mine = Text()
-        where = "Your foot" if game.feet[viewer] is None else "Your hand"
-        mine.append(f"{where} ({sum(game.hands[viewer])}): ", style="bold")
-        mine.append(cards_text(game.hands[viewer]))
-        parts += [Text(""), mine]
-        if tp == viewer and any(game.pending) and not over:
-            parts.append(Text(f"Pile cards you get once your team opens: {cards_text(game.pending)}", style="yellow"))
-    if over:
-        if game.phase == GAME_OVER and not round_over:
-            w = "a draw" if game.winner is None else f"{team_label(game, game.winner, viewer)} wins"
-            parts.append(Text(f"Game over: {w}.", style="bold"))
-    else:
-        if game.phase == ANSWER_PHASE:
-            who = "You" if game.current == viewer else seat_name(game.current, viewer)
-            msg = f"{who} must answer: {seat_name(tp, viewer)} asks \"may I go out?\""
-        else:
-            who = "You are" if game.current == viewer else f"{seat_name(game.current, viewer)} is"
-            msg = f"{who} to act ({PHASE_NAMES[game.phase]} phase)"
-        if game.permission is not None and game.phase != ANSWER_PHASE:
-            msg += f"; going out this turn: {'allowed' if game.permission else 'refused'}"
-        parts.append(Text(msg, style="bold cyan"))
-    return Panel(Group(*parts), title=title, title_align="left", expand=False)
-
-
-def score_sheet(game: Game, viewer: Optional[int] = None, detail: bool = True):
-    """Rounds played so far, running totals, and the breakdown of the last round."""
-    nt = game.num_teams
-    sheet = Table(title="Score sheet", header_style="bold")
-    sheet.add_column("round")
-    for t in range(nt):
-        sheet.add_column(team_label(game, t, viewer), justify="right")
-    running = [s - sum(r[t] for r in game.round_scores) for t, s in enumerate(game.scores)]
-    for i, (rs, det) in enumerate(zip(game.round_scores, game.round_details)):
-        for t in range(nt):
-            running[t] += rs[t]
-        _add_row(sheet, f"{det['round']}", *[f"{rs[t]:+d}  ({running[t]})" for t in range(nt)])
-    _add_row(sheet, "total", *[str(game.scores[t]) for t in range(nt)], style="bold")
-    if not detail or not game.round_details:
-        return sheet
-    last = game.round_details[-1]
-    br = Table(title=f"Round {last['round']} in detail", header_style="bold")
-    br.add_column("item")
-    for t in range(nt):
-        br.add_column(f"Team {t}", justify="right")
-    for key, name in ITEM_NAMES:
-        vals = [last["teams"][t].get(key, 0) for t in range(nt)]
-        _add_row(br, name, *[str(v) for v in vals], style="bold" if key == "total" else "")
-    who = last["went_out"]
-    end = (f"{seat_name(who, viewer)} went out" if who is not None
-           else "no one went out (the stock ran out)")
-    return Group(br, Text(f"Round {last['round']}: {end}."), sheet)
 
 
 # =========================================================================== action listing
@@ -632,142 +362,6 @@ def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] 
 
 
 # =========================================================================== replay command
-REPLAY_HELP = """n / next / Enter: next action     p / prev: previous action     K: go to the position after action K
-r K: start of round K     end: last position     s N / seat N: view from seat N     a / all: full view
-h / help     q / quit"""
-def replay_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="handfoot replay",
-                                 description="Step through a saved game record, after verifying it (docs/playing.md).")
-    ap.add_argument("file", help="game record (JSON), as written by handfoot play --save or save_record()")
-    g = ap.add_mutually_exclusive_group()
-    g.add_argument("--seat", type=int, default=None, help="show the table as this seat saw it")
-    g.add_argument("--all", action="store_true", help="show every hand and foot (the default)")
-    ap.add_argument("--at", type=int, default=0, metavar="K", help="start at the position after action K")
-    ap.add_argument("--check", action="store_true", help="only verify the record and print its result")
-    ap.add_argument("--width", type=int, default=None, help=argparse.SUPPRESS)
-    return ap
-
-
-def _position_renderable(pos, prev, n_actions: int, viewer: Optional[int], labels: Sequence[str]):
-    if pos.action is None:
-        head = Text(f"Position 0/{n_actions}: the deal", style="bold")
-    else:
-        p, name = pos.action
-        desc = describe_action(prev.game, ACTION_INDEX[name], viewer)
-        lab = f" ({labels[p]})" if labels and labels[p] else ""
-        head = Text(f"Position {pos.index}/{n_actions}: player_{p}{lab} {name}  -  {desc}", style="bold")
-    if pos.round_end is not None:
-        g = pos.game
-        ended = len(g.round_scores)
-        det = g.round_details[ended - 1]
-        who = det["went_out"]
-        msg = (f"Round {det['round']} ends: " + (f"player_{who} went out" if who is not None else "the stock ran out")
-               + ". Round scores " + ", ".join(f"team {t} {s:+d}" for t, s in enumerate(pos.round_scores))
-               + "; totals " + ", ".join(f"team {t} {s}" for t, s in enumerate(g.scores)) + ".")
-        body = table_renderable(pos.round_end, viewer, labels, title=f"End of round {det['round']}", round_over=True)
-        parts = [head, body, Text(msg, style="bold")]
-        if g.phase != GAME_OVER:
-            parts.append(table_renderable(g, viewer, labels, title=f"Round {g.round}: the deal"))
-        return _Group(*parts)
-    return _Group(head, table_renderable(pos.game, viewer, labels))
-
-
-def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
-                stdout: Optional[TextIO] = None) -> int:
-    """``handfoot replay``; 0 on success, 2 for a record that cannot be read or does not verify."""
-    ap = replay_parser()
-    args = ap.parse_args(list(argv) if argv is not None else None)
-    out = stdout if stdout is not None else sys.stdout
-    console = make_console(out, args.width or (None if out is sys.stdout else 110))
-    try:
-        rec = load_record(args.file)
-        pos = positions(rec)
-    except RecordMismatchError as e:
-        print(f"handfoot replay: {args.file}: the record does not verify: {e}", file=sys.stderr)
-        return 2
-    except RecordError as e:
-        msg = str(e)
-        print(f"handfoot replay: {msg if msg.startswith(str(args.file)) else f'{args.file}: {msg}'}", file=sys.stderr)
-        return 2
-    g = pos[-1].game
-    n = len(pos) - 1
-    labels = list(rec.get("players") or [""] * g.n)
-    if args.seat is not None and not 0 <= args.seat < g.n:
-        print(f"handfoot replay: --seat must be between 0 and {g.n - 1}, got {args.seat}", file=sys.stderr)
-        return 2
-    result = ("a draw" if g.winner is None else f"team {g.winner} wins") if g.game_over else "not finished"
-    console.print(Text(f"Record {args.file}: seed {rec['seed']}, {n} actions, {len(g.round_scores)} round(s), "
-                       f"scores {g.scores}, {result}. Verified: the replay matches the stored scores.",
-                       style="bold"))
-    if args.check:
-        return 0
-    if input_fn is None:
-        input_fn = input
-    viewer = args.seat
-    k = max(0, min(args.at, n))
-    console.print(REPLAY_HELP)
-    show = True
-    while True:
-        if show:
-            console.print(_position_renderable(pos[k], pos[k - 1] if k else None, n, viewer, labels))
-        show = True
-        try:
-            raw = input_fn(f"[{k}/{n}] > ")
-        except (EOFError, KeyboardInterrupt):
-            console.print("")
-            return 0
-        cmd = raw.strip().lower()
-        parts = cmd.split()
-        if cmd in ("", "n", "next"):
-            if k < n:
-                k += 1
-            else:
-                console.print("This is the last position (q to quit).")
-                show = False
-        elif cmd in ("p", "prev", "previous", "b", "back"):
-            if k > 0:
-                k -= 1
-            else:
-                console.print("This is the first position.")
-                show = False
-        elif cmd.lstrip("+-").isdigit() and cmd[0] in "+-":
-            k = max(0, min(n, k + int(cmd)))
-        elif cmd.isdigit() or (len(parts) == 2 and parts[0] in ("g", "go", "goto", "j", "jump") and parts[1].isdigit()):
-            target = int(parts[-1])
-            if target > n:
-                console.print(f"There are only {n} actions; going to the last position.")
-            k = min(target, n)
-        elif cmd in ("end", "last"):
-            k = n
-        elif len(parts) == 2 and parts[0] in ("r", "round") and parts[1].isdigit():
-            want = int(parts[1])
-            hits = [i for i, q in enumerate(pos) if q.game.round == want and (i == 0 or pos[i - 1].game.round != want)]
-            if not hits:
-                console.print(f"No round {want} in this record.")
-                show = False
-            else:
-                k = hits[0]
-        elif len(parts) == 2 and parts[0] in ("s", "seat") and parts[1].isdigit():
-            s = int(parts[1])
-            if 0 <= s < g.n:
-                viewer = s
-            else:
-                console.print(f"Seats are 0 to {g.n - 1}.")
-                show = False
-        elif cmd in ("a", "all", "full"):
-            viewer = None
-        elif cmd in ("q", "quit", "exit"):
-            return 0
-        elif cmd in ("h", "help", "?"):
-            console.print(REPLAY_HELP)
-            show = False
-        else:
-            console.print(f"Unknown command {raw.strip()!r}. " + REPLAY_HELP)
-            show = False
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    return play_main(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,7 +19,7 @@ import yaml
 
 from experiments.apps.scoresheet import ScoreSheetError, _show, _show_item, _suggest, score_round
 from handfoot_env.config import PRESETS, RuleConfig, RuleConfigError, RulesLike, load_rules
-from handfoot_env.scoring import BREAKDOWN_KEYS
+from handfoot_env.scoring import BREAKDOWN_KEYS, BREAKDOWN_LABELS
 
 
 @dataclass
@@ -228,11 +228,6 @@ def _standings(totals: Mapping[str, int]) -> str:
     return ", ".join(f"{t} {v}" for t, v in totals.items())
 
 
-_LABELS = {"melded": "melded cards", "clean_books": "clean books", "dirty_books": "dirty books",
-           "wild_books": "wild books", "red_threes": "red threes laid", "went_out": "going out",
-           "left": "cards left", "red_threes_left": "red threes left"}
-
-
 def format_table(result: SheetResult, breakdown: bool = False) -> str:
     """Plain-text table of round scores and running totals, then the winner."""
     teams = result.teams
@@ -248,7 +243,7 @@ def format_table(result: SheetResult, breakdown: bool = False) -> str:
                 vals = [result.breakdowns[i - 1][t][key] for t in teams]
                 if any(vals):
                     lines.append(f"{'':>7} |" + " |".join(f" {v:>{width}} {'':>{width}}" for v in vals)
-                                 + f"   {_LABELS[key]}")
+                                 + f"   {BREAKDOWN_LABELS[key]}")
     lines.append(rule)
     totals = result.totals
     lines.append(f"{'total':>7} |" + " |".join(f" {'':>{width}} {totals[t]:>{width}}" for t in teams))

@@ -10,13 +10,13 @@ same run the same way:
 ``aec``        the wrapped PettingZoo env ``handfoot_v0.env()``: ``env.last()``
                (observation and action mask of the agent to act), then
                ``env.step(a)``.
-``vecenv``     the batched runner :class:`experiments.batched.BatchedVecEnv`
+``vecenv``     the batched runner :class:`experiments.training.batched.BatchedVecEnv`
                (SB3 ``VecEnv``): many games in one process, one learner seat per
                game with observation and mask every decision, the other seats
                random legal play; actions/s counts every seat's actions, obs/s
                the learner observations.
 ``selfplay``   the self-play training env as ``handfoot train`` builds it
-               (:func:`experiments.selfplay.make_vec_env`, single process:
+               (:func:`experiments.training.selfplay.make_vec_env`, single process:
                ``DummyVecEnv`` of ``SeatEnv`` behind ``MaskedVecEnv``), with the
                network of the ``selfplay.train_config`` recipe freshly initialised
                playing the learner's partner (as in training) and random opponents;

@@ -1,8 +1,8 @@
 """The AEC loop of ``handfoot bench`` as a script to profile.
 
-    python -m experiments.profile_aec --rules pagat --games 60            # plain run, prints actions/s
-    python -m experiments.profile_aec --cprofile 25                       # top 25 functions by own time
-    py-spy record -f raw -o aec.txt -- python -m experiments.profile_aec  # sampling profile (pip install py-spy)
+    python -m experiments.bench.profile_aec --rules pagat --games 60            # plain run, prints actions/s
+    python -m experiments.bench.profile_aec --cprofile 25                       # top 25 functions by own time
+    py-spy record -f raw -o aec.txt -- python -m experiments.bench.profile_aec  # sampling profile (pip install py-spy)
 
 Uniform random legal play through the wrapped env ``handfoot_v0.env()``:
 ``env.last()`` (observation and mask), a random legal id from the mask, ``env.step``.
@@ -24,7 +24,7 @@ def play(env, games: int, seed: int) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.profile_aec", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.bench.profile_aec", description=__doc__.splitlines()[0])
     p.add_argument("--rules", default="pagat", help="rules preset (default pagat)")
     p.add_argument("--games", type=int, default=60, help="games to play (default 60)")
     p.add_argument("--seed", type=int, default=0)

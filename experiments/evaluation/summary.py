@@ -9,12 +9,11 @@ from typing import Any, Dict, List
 
 from agents.policy import ACTOR_FILE, save_actor
 from experiments.evaluation.harness import EvalConfig, run_evaluation
-from experiments.training.config import EvaluationConfig
 
 ELO_ANCHOR = 1000.0
 
 
-def evaluate_policy(weights: Dict[str, Any], out_dir: Path, cfg: EvaluationConfig, rules: str, deals: int,
+def evaluate_policy(weights: Dict[str, Any], out_dir: Path, cfg: Any, rules: str, deals: int,
                     label: str = "learner", progress: bool = False) -> Dict[str, Any]:
     """Evaluate actor ``weights`` with the duplicate harness: round-robin with ``cfg.opponents``.
 
@@ -29,7 +28,7 @@ def evaluate_policy(weights: Dict[str, Any], out_dir: Path, cfg: EvaluationConfi
 
 def evaluate_spec(spec: str, out_dir: Path, opponents: List[str], rules: str, deals: int, seed: int,
                   workers: int, progress: bool = False, plots: bool = False) -> Dict[str, Any]:
-    """Round-robin of ``spec`` with ``opponents`` (experiments.evaluate); the learner's numbers per opponent."""
+    """Round-robin of ``spec`` with ``opponents`` (experiments.evaluation); the learner's numbers per opponent."""
     agents = [spec] + [o for o in opponents if o != spec]
     ecfg = EvalConfig(agents=agents, games=deals, seed=seed, workers=workers, rules=rules, out=str(out_dir),
                       plots=plots, progress=progress)

@@ -11,6 +11,11 @@ from experiments.config import ConfigError, _check_choice, apply_overrides, conf
 from handfoot_env.config import load_rules
 
 
+#: opponent kinds of the mixture besides agent specs: the current learner, and its frozen snapshots
+SELF = "self"
+SNAPSHOTS = "self_snapshots"
+
+
 @dataclass
 class PPOConfig:
     """MaskablePPO hyperparameters (SB3 names)."""
@@ -81,7 +86,7 @@ class SnapshotConfig:
 
 @dataclass
 class EvaluationConfig:
-    """Periodic evaluation with the duplicate harness (experiments.evaluate)."""
+    """Periodic evaluation with the duplicate harness (experiments.evaluation)."""
 
     every_timesteps: int = 50_000
     """Evaluate every this many timesteps (0: only at the end)."""
@@ -149,7 +154,7 @@ class TrainConfig:
     progress: bool = True
     """Show tqdm progress bars."""
     backend: str = "sb3"
-    """Training backend: sb3 (MaskablePPO, this module) or rllib (RLlib PPO on Ray, experiments.rllib_backend)."""
+    """Training backend: sb3 (MaskablePPO, this module) or rllib (RLlib PPO on Ray, experiments.training.rllib)."""
     rllib: Dict[str, Any] = field(default_factory=dict)
     """backend: rllib only: Ray and RLlib settings (env runners, envs per runner, ...; see docs/scaling_out.md)."""
 
@@ -189,7 +194,7 @@ class TrainConfig:
         for k, w in self.opponents.items():
             if w < 0:
                 raise ConfigError(f"opponents.{k}: weight must be non-negative, got {w}")
-            if k not in ("self", "self_snapshots"):
+            if k not in (SELF, SNAPSHOTS):
                 check_spec(f"opponents.{k}", k)
         if sum(self.opponents.values()) <= 0:
             raise ConfigError("opponents: at least one weight must be positive")

@@ -18,11 +18,11 @@ snapshot weights are pushed to every runner explicitly.
 
 Training driver
 ---------------
-:func:`train` (called by ``experiments.train.train`` for ``backend: rllib``)
+:func:`train` (called by ``experiments.training.run.train`` for ``backend: rllib``)
 builds an RLlib ``PPOConfig`` (new API stack) from the same ``TrainConfig`` as
 the SB3 backend (:func:`build_algo_config`; the ``rllib:`` section holds the
 Ray/RLlib-only settings, :data:`RLLIB_DEFAULTS`), starts or joins Ray
-(:func:`init_ray`) and runs an :class:`experiments.train.Trainer` subclass
+(:func:`init_ray`) and runs an :class:`experiments.training.trainer.Trainer` subclass
 (:func:`make_trainer`): same run folder, TensorBoard tags, ``metrics.jsonl``
 records, periodic duplicate-format evaluation, ``best``/``final`` checkpoints and
 ``final_eval.json``.  ``total_timesteps`` counts learner transitions (steps of
@@ -132,7 +132,7 @@ def _num(x: Any) -> Optional[float]:
 
 
 class RLlibTrainer(Trainer):
-    """``experiments.train.Trainer`` with RLlib PPO underneath (see the module docstring)."""
+    """``experiments.training.trainer.Trainer`` with RLlib PPO underneath (see the module docstring)."""
     backend = "rllib"
 
     def __init__(self, *a, **kw):
@@ -352,7 +352,7 @@ def _config_dict(cfg: Any) -> Dict[str, Any]:
 
 
 def train(cfg: Any, resume: Any = None, quiet: bool = False, argv: Optional[List[str]] = None) -> Dict[str, Any]:
-    """``experiments.train.train`` for ``backend: rllib``: same run folder, same result dict."""
+    """``experiments.training.run.train`` for ``backend: rllib``: same run folder, same result dict."""
     require_ray()
     cfg.validate()
     validate_config(cfg)

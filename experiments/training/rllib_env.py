@@ -53,10 +53,9 @@ from handfoot_env.engine import GAME_OVER
 from handfoot_env.env import raw_env
 from handfoot_env.observation import observation_size
 from handfoot_env.view import seat_view
+from experiments.training.config import SELF, SNAPSHOTS
 
 SNAPSHOT = "snapshot_"
-SELF = "self"
-SNAPSHOTS = "self_snapshots"
 
 
 def agent_to_module(agent_id: str, episode: Any = None, **kwargs: Any) -> str:

@@ -88,10 +88,8 @@ from handfoot_env.observation import (
     table_points,
 )
 from handfoot_env.view import seat_view
+from experiments.training.config import SELF, SNAPSHOTS
 
-SELF = "self"
-SNAPSHOTS = "self_snapshots"
-REWARDS = ("round_score_diff", "game_win")
 
 
 # ----------------------------------------------------------------- observation scale

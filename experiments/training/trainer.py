@@ -13,17 +13,17 @@ Python::
     from experiments.training.run import train
     result = train(TrainConfig(total_timesteps=20_000))
 
-What a run does (see :mod:`experiments.selfplay` for the environment design):
+What a run does (see :mod:`experiments.training.selfplay` for the environment design):
 
-* builds ``n_envs`` :class:`~experiments.selfplay.SeatEnv` workers (``SubprocVecEnv``, one
-  torch thread each) and a MaskablePPO model with :class:`~experiments.selfplay.HandFootPolicy`
+* builds ``n_envs`` :class:`~experiments.training.selfplay.SeatEnv` workers (``SubprocVecEnv``, one
+  torch thread each) and a MaskablePPO model with :class:`~experiments.training.sb3.HandFootPolicy`
   (sizes from ``network``);
 * before every rollout, pushes the learner's actor weights to the workers (they play the
   learner's partner and ``self`` opponents); every ``snapshots.every_updates`` updates it
   freezes a snapshot of the learner into the opponent pool (the last ``snapshots.keep`` are kept);
   each episode draws its opponents from the ``opponents`` mixture;
 * every ``evaluation.every_timesteps`` evaluates the learner (greedy actor) with the duplicate
-  evaluation harness (:mod:`experiments.evaluate`) in a round-robin with the
+  evaluation harness (:mod:`experiments.evaluation`) in a round-robin with the
   ``evaluation.opponents``: win rate and ADP against each, and an Elo rating (Bradley-Terry on
   the round-robin, shifted so that ``random`` sits at 1000); the best checkpoint by
   ``evaluation.best_by`` is kept in ``RUN/best``;
@@ -52,7 +52,7 @@ the uninterrupted run bit for bit.
 
 Config errors (an unknown field, a badly typed value) name the field and exit with status 2.
 
-``backend: rllib`` hands the whole run to :mod:`experiments.rllib_backend` (RLlib PPO on Ray, same
+``backend: rllib`` hands the whole run to :mod:`experiments.training.rllib` (RLlib PPO on Ray, same
 run folder layout); everything above describes the default ``backend: sb3``.
 """
 from __future__ import annotations
@@ -97,6 +97,31 @@ from experiments.training.selfplay import make_vec_env
 
 
 # =========================================================================== evaluation
+
+
+class _TrainerHooks(BaseCallback):
+    """SB3's callback points, handed to the :class:`Trainer` (rollout start and end, each step)."""
+
+    def __init__(self, trainer: "Trainer"):
+        super().__init__()
+        self.trainer = trainer
+        self.results: List[Dict[str, Any]] = []
+
+    def _on_rollout_start(self) -> None:
+        self.trainer.on_rollout_start()
+        self.results = []
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            r = info.get("selfplay")
+            if r is not None:
+                self.results.append(r)
+        if self.trainer.bar is not None:
+            self.trainer.bar.update(self.training_env.num_envs)
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self.trainer.on_rollout_end(self.results)
 
 
 # =========================================================================== trainer
@@ -301,28 +326,6 @@ class Trainer:
 
     # ---------------------------------------------------------------- run
     def learn(self) -> None:
-        trainer = self
-
-        class _Hooks(BaseCallback):
-            def _on_training_start(self) -> None:
-                self.results: List[Dict[str, Any]] = []
-
-            def _on_rollout_start(self) -> None:
-                trainer.on_rollout_start()
-                self.results = []
-
-            def _on_step(self) -> bool:
-                for info in self.locals["infos"]:
-                    r = info.get("selfplay")
-                    if r is not None:
-                        self.results.append(r)
-                if trainer.bar is not None:
-                    trainer.bar.update(self.training_env.num_envs)
-                return True
-
-            def _on_rollout_end(self) -> None:
-                trainer.on_rollout_end(self.results)
-
         remaining = self.cfg.total_timesteps - self.model.num_timesteps
         if remaining <= 0:
             self.log(f"already at {self.model.num_timesteps:,} timesteps "
@@ -332,7 +335,7 @@ class Trainer:
             self.bar = tqdm(total=self.cfg.total_timesteps, initial=self.model.num_timesteps, unit="step",
                             desc="train", file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
         try:
-            self.model.learn(total_timesteps=remaining, callback=_Hooks(), reset_num_timesteps=False)
+            self.model.learn(total_timesteps=remaining, callback=_TrainerHooks(self), reset_num_timesteps=False)
         finally:
             if self.bar is not None:
                 self.bar.close()
