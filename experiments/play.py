@@ -659,6 +659,8 @@ def replay_parser() -> argparse.ArgumentParser:
     g.add_argument("--all", action="store_true", help="show every hand and foot (the default)")
     ap.add_argument("--at", type=int, default=0, metavar="K", help="start at the position after action K")
     ap.add_argument("--check", action="store_true", help="only verify the record and print its result")
+    ap.add_argument("--html", metavar="OUT.html", default=None,
+                    help="write the game as one self-contained web page (a card table to step through) and exit")
     ap.add_argument("--width", type=int, default=None, help=argparse.SUPPRESS)
     return ap
 
@@ -688,6 +690,21 @@ def _position_renderable(pos, prev, n_actions: int, viewer: Optional[int], label
     return _Group(head, table_renderable(pos.game, viewer, labels))
 
 
+def _write_html(rec, args, console) -> int:
+    """``handfoot replay FILE --html OUT.html``: the record as a web page."""
+    from pathlib import Path
+
+    from experiments.apps.viewer import write_html
+    try:
+        info = write_html(rec, args.html, source=Path(args.file).name, view=args.seat, start=max(0, args.at))
+    except OSError as e:
+        print(f"handfoot replay: error: --html {args.html}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    console.print(f"Wrote {info['path']} ({info['bytes'] / 1024:.0f} kB, {info['frames']} frames, "
+                  f"{info['seconds']:.2f} s): open it in a browser.")
+    return 0
+
+
 def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
                 stdout: Optional[TextIO] = None) -> int:
     """``handfoot replay``; 0 on success, 2 for a record that cannot be read or does not verify."""
@@ -696,6 +713,12 @@ def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn
     args = ap.parse_args(list(argv) if argv is not None else None)
     out = stdout if stdout is not None else sys.stdout
     console = make_console(out, args.width or (None if out is sys.stdout else 110))
+    if args.html:
+        from experiments.apps.viewer import html_error
+        problem = html_error(args.html)
+        if problem:
+            print(f"handfoot replay: error: {problem}", file=sys.stderr)
+            return 2
     try:
         rec = load_record(args.file)
         pos = positions(rec)
@@ -718,6 +741,8 @@ def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn
                        style="bold"))
     if args.check:
         return 0
+    if args.html:
+        return _write_html(rec, args, console)
     if input_fn is None:
         input_fn = input
     viewer = args.seat

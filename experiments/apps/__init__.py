@@ -1,0 +1,1 @@
+"""Command-line applications and their tools (the HTML replay viewer)."""
