@@ -107,7 +107,7 @@ def demo_main(argv: Optional[Sequence[str]] = None, stdout: Optional[TextIO] = N
     try:
         run_demo(args.agents, args.rules, args.seed, console, args.save, args.html)
     except (RuleConfigError, ValueError, ImportError, FileNotFoundError) as e:
-        print(f"handfoot demo: {e}", file=sys.stderr)
+        print(f"handfoot demo: error: {e}", file=sys.stderr)
         return 2
     return 0
 

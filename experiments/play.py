@@ -723,17 +723,21 @@ def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn
         rec = load_record(args.file)
         pos = positions(rec)
     except RecordMismatchError as e:
-        print(f"handfoot replay: {args.file}: the record does not verify: {e}", file=sys.stderr)
+        print(f"handfoot replay: error: {args.file}: the record does not verify: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"handfoot replay: error: {args.file}: cannot read the file: {e.strerror or e}", file=sys.stderr)
         return 2
     except RecordError as e:
         msg = str(e)
-        print(f"handfoot replay: {msg if msg.startswith(str(args.file)) else f'{args.file}: {msg}'}", file=sys.stderr)
+        print(f"handfoot replay: error: {msg if msg.startswith(str(args.file)) else f'{args.file}: {msg}'}",
+              file=sys.stderr)
         return 2
     g = pos[-1].game
     n = len(pos) - 1
     labels = list(rec.get("players") or [""] * g.n)
     if args.seat is not None and not 0 <= args.seat < g.n:
-        print(f"handfoot replay: --seat must be between 0 and {g.n - 1}, got {args.seat}", file=sys.stderr)
+        print(f"handfoot replay: error: --seat must be between 0 and {g.n - 1}, got {args.seat}", file=sys.stderr)
         return 2
     result = ("a draw" if g.winner is None else f"team {g.winner} wins") if g.game_over else "not finished"
     console.print(Text(f"Record {args.file}: seed {rec['seed']}, {n} actions, {len(g.round_scores)} round(s), "
