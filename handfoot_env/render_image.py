@@ -14,11 +14,11 @@ once and cached, so that a frame is a copy of the background plus pastes.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .cards import BLACK3, CODES, JOKER, NUM_KINDS, NUM_RANKS, RED3, SLOT_CODES, TWO, WILD_SLOT
+from .cards import BLACK3, CODES, JOKER, NUM_KINDS, NUM_RANKS, RED3, TWO, WILD_SLOT
 from .engine import GAME_OVER, PHASE_NAMES, Game
 
 #: image size of :func:`render_rgb` (width, height)
@@ -396,9 +396,4 @@ def render_game(game: Game, caption: Optional[str] = None) -> np.ndarray:
     return render_rgb(table_snapshot(game), game.team_of, caption)
 
 
-def frames(games: Sequence[Game]) -> List[np.ndarray]:
-    """Images of several positions (e.g. :func:`handfoot_env.record.positions`)."""
-    return [render_game(g) for g in games]
-
-
-__all__ = ["SIZE", "table_snapshot", "render_rgb", "render_game", "meld_kind", "frames"]
+__all__ = ["SIZE", "table_snapshot", "render_rgb", "render_game", "meld_kind"]

@@ -8,6 +8,7 @@ the record.  It saves a screenshot under ``test-artifacts/`` (or
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -154,9 +155,11 @@ def test_evaluate_records_open(tmp_path):
     assert page_data((tmp_path / "ev.html").read_text())["scores"] == rec["scores"]
 
 
-def test_demo_html(tmp_path, capsys):
+def test_demo_html(tmp_path):
     out = tmp_path / "demo.html"
-    assert demo_main(["--seed", "2", "--agents", "greedy", "random", "--html", str(out)], stdout=open(os.devnull, "w")) == 0
+    printed = io.StringIO()
+    assert demo_main(["--seed", "2", "--agents", "greedy", "random", "--html", str(out)], stdout=printed) == 0
+    assert "Web page written" in printed.getvalue()
     data = page_data(out.read_text())
     assert data["players"] == ["greedy", "random", "greedy", "random"] and data["game_over"]
 
