@@ -27,6 +27,11 @@ reward_scale=0.001, episode="game", max_actions=None, **rule_overrides)``
   ``reward_scale`` (with more than two teams, minus the mean of the other
   teams).  ``"game_win"``: +1 / -1 at game end (0 for a draw), nothing else.
   Partners always receive identical rewards.
+* ``render_mode``: ``"ansi"`` (``render()`` returns the table as text, from
+  the view of the player to act), ``"human"`` (prints it after every step) or
+  ``"rgb_array"`` (``render()`` returns the full view as a ``uint8`` image of
+  shape ``(640, 1024, 3)``; see :mod:`handfoot_env.render_image` and
+  docs/viewer.md for writing a GIF or MP4 of a game).
 * ``episode``: ``"game"`` (default, all rounds) or ``"round"`` (the episode
   terminates when the first round ends).
 * ``max_actions``: truncation cap on actions per game (default 3000 per round,
@@ -84,6 +89,7 @@ from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
 from .observation import encode_observation, encode_state, mask_of, observation_size, state_size
 from .render import render_text
+from .render_image import render_game
 
 
 class _ActionSpace(spaces.Discrete):
@@ -98,7 +104,7 @@ class _ActionSpace(spaces.Discrete):
 class raw_env(AECEnv):
     """The unwrapped Hand and Foot AEC environment (see the module docstring)."""
 
-    metadata = {"name": "handfoot_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata = {"name": "handfoot_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False}
 
     def __init__(self, rules: RulesLike = "pagat", render_mode: Optional[str] = None,
                  reward: str = "round_score_diff", reward_scale: float = 0.001, episode: str = "game",
@@ -247,8 +253,13 @@ class raw_env(AECEnv):
     def render(self):
         if self.render_mode is None:
             import gymnasium
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' "
+                                  "or 'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            # the full view (every hand and foot) as a uint8 image (H, W, 3)
+
+            return render_game(self.game)
         # the table as the player to act sees it (its own cards only)
         text = render_text(self.game, viewer=self.game.current if self.game.phase != GAME_OVER else None)
         if self.render_mode == "human":

@@ -1,1 +1,2 @@
-"""The command line and its applications: play, replay, demo, the experiment pipeline, score sheets."""
+"""The command line and its applications: play, replay, demo, the replay viewer, the experiment pipeline,
+score sheets."""

@@ -24,13 +24,14 @@ from agents.registry import make_agent
 from experiments.apps.table import make_console, score_sheet, table_renderable, team_label
 from handfoot_env.config import PRESETS, RuleConfigError, load_rules
 from handfoot_env.engine import GAME_OVER, Game
-from handfoot_env.record import board_after, save_record
+from handfoot_env.record import board_after, make_record, save_record
+from experiments.apps.viewer import html_error, write_html
 
 DEFAULT_AGENTS = ("strategic", "greedy")
 
 
 def run_demo(agents: Sequence[str] = DEFAULT_AGENTS, rules="pagat", seed: int = 0,
-             console: Optional[Console] = None, save: Optional[str] = None) -> Game:
+             console: Optional[Console] = None, save: Optional[str] = None, html: Optional[str] = None) -> Game:
     """Play and print one game; returns the finished :class:`Game`."""
     console = console or make_console()
     rules = load_rules(rules)
@@ -67,6 +68,10 @@ def run_demo(agents: Sequence[str] = DEFAULT_AGENTS, rules="pagat", seed: int = 
     if save:
         save_record(g, save, players=specs, meta={"command": "demo"})
         console.print(f"Game record saved to {save} (handfoot replay {save}).")
+    if html:
+        info = write_html(make_record(g, players=specs, meta={"command": "demo"}), html,
+                          source=f"handfoot demo --seed {seed}")
+        console.print(f"Web page written to {info['path']} ({info['bytes'] / 1024:.0f} kB): open it in a browser.")
     return g
 
 
@@ -87,14 +92,21 @@ def demo_main(argv: Optional[Sequence[str]] = None, stdout: Optional[TextIO] = N
     ap.add_argument("--rules", default="pagat", metavar="PRESET", help="rules preset or YAML file (default pagat)")
     ap.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
     ap.add_argument("--save", default=None, metavar="FILE", help="save the game record (JSON)")
+    ap.add_argument("--html", default=None, metavar="OUT.html",
+                    help="also write the game as one self-contained web page (a card table to step through)")
     ap.add_argument("--width", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(list(argv) if argv is not None else None)
     out = stdout if stdout is not None else sys.stdout
     console = make_console(out, args.width or (None if out is sys.stdout else 110))
+    if args.html:
+        problem = html_error(args.html)
+        if problem:
+            print(f"handfoot demo: error: {problem}", file=sys.stderr)
+            return 2
     try:
-        run_demo(args.agents, args.rules, args.seed, console, args.save)
+        run_demo(args.agents, args.rules, args.seed, console, args.save, args.html)
     except (RuleConfigError, ValueError, ImportError, FileNotFoundError) as e:
-        print(f"handfoot demo: {e}", file=sys.stderr)
+        print(f"handfoot demo: error: {e}", file=sys.stderr)
         return 2
     return 0
 

@@ -17,6 +17,8 @@ from handfoot_env.actions import (
 )
 from handfoot_env.engine import GAME_OVER
 from handfoot_env.record import RecordError, RecordMismatchError, load_record, positions
+from pathlib import Path
+from experiments.apps.viewer import html_error, write_html
 
 REPLAY_HELP = """n / next / Enter: next action     p / prev: previous action     K: go to the position after action K
 r K: start of round K     end: last position     s N / seat N: view from seat N     a / all: full view
@@ -32,6 +34,8 @@ def replay_parser() -> argparse.ArgumentParser:
     g.add_argument("--all", action="store_true", help="show every hand and foot (the default)")
     ap.add_argument("--at", type=int, default=0, metavar="K", help="start at the position after action K")
     ap.add_argument("--check", action="store_true", help="only verify the record and print its result")
+    ap.add_argument("--html", metavar="OUT.html", default=None,
+                    help="write the game as one self-contained web page (a card table to step through) and exit")
     ap.add_argument("--width", type=int, default=None, help=argparse.SUPPRESS)
     return ap
 
@@ -60,6 +64,18 @@ def _position_renderable(pos, prev, n_actions: int, viewer: Optional[int], label
     return _Group(head, table_renderable(pos.game, viewer, labels))
 
 
+def _write_html(rec, args, console) -> int:
+    """``handfoot replay FILE --html OUT.html``: the record as a web page."""
+    try:
+        info = write_html(rec, args.html, source=Path(args.file).name, view=args.seat, start=max(0, args.at))
+    except OSError as e:
+        print(f"handfoot replay: error: --html {args.html}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    console.print(f"Wrote {info['path']} ({info['bytes'] / 1024:.0f} kB, {info['frames']} frames, "
+                  f"{info['seconds']:.2f} s): open it in a browser.")
+    return 0
+
+
 def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
                 stdout: Optional[TextIO] = None) -> int:
     """``handfoot replay``; 0 on success, 2 for a record that cannot be read or does not verify."""
@@ -67,21 +83,30 @@ def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn
     args = ap.parse_args(list(argv) if argv is not None else None)
     out = stdout if stdout is not None else sys.stdout
     console = make_console(out, args.width or (None if out is sys.stdout else 110))
+    if args.html:
+        problem = html_error(args.html)
+        if problem:
+            print(f"handfoot replay: error: {problem}", file=sys.stderr)
+            return 2
     try:
         rec = load_record(args.file)
         pos = positions(rec)
     except RecordMismatchError as e:
-        print(f"handfoot replay: {args.file}: the record does not verify: {e}", file=sys.stderr)
+        print(f"handfoot replay: error: {args.file}: the record does not verify: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"handfoot replay: error: {args.file}: cannot read the file: {e.strerror or e}", file=sys.stderr)
         return 2
     except RecordError as e:
         msg = str(e)
-        print(f"handfoot replay: {msg if msg.startswith(str(args.file)) else f'{args.file}: {msg}'}", file=sys.stderr)
+        print(f"handfoot replay: error: {msg if msg.startswith(str(args.file)) else f'{args.file}: {msg}'}",
+              file=sys.stderr)
         return 2
     g = pos[-1].game
     n = len(pos) - 1
     labels = list(rec.get("players") or [""] * g.n)
     if args.seat is not None and not 0 <= args.seat < g.n:
-        print(f"handfoot replay: --seat must be between 0 and {g.n - 1}, got {args.seat}", file=sys.stderr)
+        print(f"handfoot replay: error: --seat must be between 0 and {g.n - 1}, got {args.seat}", file=sys.stderr)
         return 2
     result = ("a draw" if g.winner is None else f"team {g.winner} wins") if g.game_over else "not finished"
     console.print(Text(f"Record {args.file}: seed {rec['seed']}, {n} actions, {len(g.round_scores)} round(s), "
@@ -89,6 +114,8 @@ def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn
                        style="bold"))
     if args.check:
         return 0
+    if args.html:
+        return _write_html(rec, args, console)
     if input_fn is None:
         input_fn = input
     viewer = args.seat
