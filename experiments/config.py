@@ -5,13 +5,17 @@ fields, wrong types and bad choices are :class:`ConfigError` with a one-line mes
 """
 from __future__ import annotations
 
+import argparse
 import ast
 import dataclasses
+import functools
 import inspect
 import json
+import os
+import sys
 import typing
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import yaml
 
@@ -19,7 +23,62 @@ from handfoot_env.config import read_yaml as read_yaml_file
 
 
 class ConfigError(ValueError):
-    """A malformed train/experiment config (the CLI exits with status 2)."""
+    """A malformed config or command line (the CLI prints it as one line and exits with status 2)."""
+
+
+def debug_enabled() -> bool:
+    """Whether internal errors show their traceback (``handfoot --debug ...`` or ``HANDFOOT_DEBUG=1``)."""
+    return bool(os.environ.get("HANDFOOT_DEBUG"))
+
+
+def error_line(command: str, e: BaseException) -> str:
+    """The one line a user error prints: ``handfoot COMMAND: error: MESSAGE`` (never the input expanded)."""
+    msg = str(e).strip() or type(e).__name__
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        msg = f"{e.filename}: {e.strerror}"
+    msg = " ".join(msg.split())
+    if len(msg) > 500:
+        msg = msg[:497] + "..."
+    return f"handfoot {command}: error: {msg}"
+
+
+def command(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorate ``NAME_main(argv, ...) -> int`` with the project's one error path.
+
+    A user error (any ``ValueError`` or ``OSError``: bad flags, configs, rule sets,
+    records, paths) prints :func:`error_line` and returns 2; Ctrl-C prints one line
+    and returns 130; ``--help`` returns 0.  Other exceptions are bugs and propagate
+    (the ``handfoot`` command turns them into one line too).
+    """
+    def wrap(fn: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> int:
+            try:
+                return int(fn(*args, **kwargs) or 0)
+            except SystemExit as e:            # --help (0), or a command's own exit
+                return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+            except KeyboardInterrupt:
+                print(f"handfoot {name}: interrupted", file=sys.stderr)
+                return 130
+            except (ValueError, OSError) as e:
+                if debug_enabled():
+                    raise
+                print(error_line(name, e), file=sys.stderr)
+                return 2
+        return run
+    return wrap
+
+
+class CommandParser(argparse.ArgumentParser):
+    """``argparse`` for the ``handfoot`` commands: a bad command line is a :class:`ConfigError`.
+
+    argparse prints the usage and exits; here the message is raised instead, so the
+    command line (``experiments.apps.cli``) reports it as one line
+    ``handfoot COMMAND: error: ...`` with exit status 2.  ``--help`` still prints and exits 0.
+    """
+
+    def error(self, message: str):
+        raise ConfigError(message)
 
 
 def _check_choice(name: str, value: Any, choices) -> None:

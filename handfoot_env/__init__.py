@@ -3,6 +3,9 @@
 ``from handfoot_env import handfoot_v0`` gives the PettingZoo AEC environment;
 :class:`Game` is the rules engine underneath it.
 """
+import pettingzoo
+
+from . import handfoot_v0
 from .config import RuleConfig, RuleConfigError, load_rules
 from .engine import Game, IllegalActionError
 
@@ -11,23 +14,16 @@ ENV_ID = "handfoot/hand_and_foot-v0"
 
 
 def _register() -> None:
-    """Register the env with PettingZoo's registry (PettingZoo >= 1.27 has one)."""
+    """Register the env with PettingZoo's registry (PettingZoo >= 1.27 has one), on ``import handfoot_env``."""
     try:
-        import pettingzoo
         from pettingzoo.env_registry.registration import aec_registry
-    except Exception:  # pragma: no cover - older PettingZoo without a registry
+    except ImportError:  # pragma: no cover - older PettingZoo without a registry
         return
     if ENV_ID not in aec_registry and hasattr(pettingzoo, "register"):
         pettingzoo.register("aec", ENV_ID, entry_point="handfoot_env.handfoot_v0:env")
 
 
-def __getattr__(name):
-    if name == "handfoot_v0":
-        import importlib
-        mod = importlib.import_module(".handfoot_v0", __name__)
-        _register()
-        return mod
-    raise AttributeError(name)
+_register()
 
 
 __all__ = ["Game", "IllegalActionError", "RuleConfig", "RuleConfigError", "load_rules", "handfoot_v0", "ENV_ID",

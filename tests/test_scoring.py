@@ -75,7 +75,7 @@ def run_error(capsys, path, *extra) -> str:
     assert rc == 2, captured
     assert captured.out == ""
     err = captured.err.strip()
-    assert err.startswith("error: ") and "\n" not in err, err
+    assert err.startswith("handfoot score: error: ") and "\n" not in err, err
     assert "Traceback" not in err
     return err
 
@@ -91,12 +91,13 @@ def test_interface_example_scored_by_hand(tmp_path):
     assert them == {"melded": 110, "clean_books": 500, "dirty_books": 0, "wild_books": 0, "red_threes": 0,
                     "went_out": 100, "left": -20, "red_threes_left": -100, "total": 590}
     assert result.to_json() == {"rounds": [{"Us": 685, "Them": 590}], "totals": {"Us": 685, "Them": 590},
-                                "winner": "Us"}
+                                "complete": False, "winner": None, "leader": "Us"}
 
 
 def test_example_file_matches_interface(capsys):
     assert run_json(capsys, EXAMPLE) == {"rounds": [{"Us": 685, "Them": 590}],
-                                         "totals": {"Us": 685, "Them": 590}, "winner": "Us"}
+                                         "totals": {"Us": 685, "Them": 590}, "complete": False,
+                                         "winner": None, "leader": "Us"}
 
 
 def test_both_forms_agree():
@@ -180,7 +181,7 @@ def test_full_game_running_totals_and_winner(capsys):
                               {"Us": 5855, "Them": 8715}, {"Us": 10055, "Them": 10495}]
     assert result.complete and result.winner == "Them"
     assert run_json(capsys, FULL_GAME) == {"rounds": result.rounds, "totals": {"Us": 10055, "Them": 10495},
-                                           "winner": "Them"}
+                                           "complete": True, "winner": "Them", "leader": "Them"}
     assert score_main([str(FULL_GAME)]) == 0
     text = capsys.readouterr().out
     assert "10055" in text and "10495" in text and "winner: Them" in text
@@ -216,19 +217,20 @@ rounds:
 """, "level.yaml")
     out = run_json(capsys, level)
     assert out == {"rounds": [{"Us": 100, "Them": 50}, {"Us": 50, "Them": 100}, {"Us": -5, "Them": -5},
-                              {"Us": 100, "Them": 100}], "totals": {"Us": 245, "Them": 245}, "winner": None}
+                              {"Us": 100, "Them": 100}], "totals": {"Us": 245, "Them": 245}, "complete": True,
+                   "winner": None, "leader": None}
     assert score_main([str(level)]) == 0
     assert "draw at 245" in capsys.readouterr().out
 
 
 def test_empty_rounds(tmp_path, capsys):
     out = run_json(capsys, write(tmp_path, "teams: [Us, Them]\nrounds: []\n"))
-    assert out == {"rounds": [], "totals": {"Us": 0, "Them": 0}, "winner": None}
+    assert out == {"rounds": [], "totals": {"Us": 0, "Them": 0}, "complete": False, "winner": None, "leader": None}
 
 
 def test_json_shape(capsys):
     out = run_json(capsys, FULL_GAME)
-    assert list(out) == ["rounds", "totals", "winner"]
+    assert list(out) == ["rounds", "totals", "complete", "winner", "leader"]
     assert all(list(r) == ["Us", "Them"] and all(type(v) is int for v in r.values()) for r in out["rounds"])
     assert list(out["totals"]) == ["Us", "Them"] and all(type(v) is int for v in out["totals"].values())
     assert out["winner"] in ("Us", "Them", None)
@@ -343,7 +345,7 @@ HEAD = "teams: [Us, Them]\nrounds:\n  - Us: {melded_points: 0}\n    Them: {melde
 
 MALFORMED = {
     "wild limit": (HEAD + "  - Us: {melded_points: 0}\n    Them:\n      melds: [[9, 2, 2]]\n",
-                   ["error: round 2, team Them, meld 1 [9, 2, 2]: breaks the wild limit "
+                   ["handfoot score: error: round 2, team Them, meld 1 [9, 2, 2]: breaks the wild limit "
                     "(double: naturals >= 2 x wilds)"]),
     "book of eight": (HEAD + "  - Us: {melds: [[K, K, K, K, K, K, K, K]]}\n    Them: {melded_points: 0}\n",
                       ["round 2, team Us, meld 1 [K, K, K, K, K, K, K, K]", "8 cards", "at most 7"]),
@@ -426,7 +428,7 @@ def test_malformed_sheet(tmp_path, capsys, name):
 
 def test_missing_file(tmp_path, capsys):
     err = run_error(capsys, tmp_path / "nope.yaml")
-    assert err == f"error: {tmp_path / 'nope.yaml'}: no such file"
+    assert err == f"handfoot score: error: {tmp_path / 'nope.yaml'}: no such file"
 
 
 def test_errors_are_value_errors_with_location():
@@ -440,7 +442,7 @@ def test_errors_are_value_errors_with_location():
 
 def test_bad_example_sheet_in_configs(capsys):
     err = run_error(capsys, ROOT / "configs" / "scoresheets" / "bad_wild_limit.yaml")
-    assert err == ("error: round 2, team Them, meld 1 [9, 2, 2]: breaks the wild limit "
+    assert err == ("handfoot score: error: round 2, team Them, meld 1 [9, 2, 2]: breaks the wild limit "
                    "(double: naturals >= 2 x wilds)")
 
 
@@ -457,17 +459,18 @@ def test_console_script(tmp_path):
     proc = subprocess.run([*_handfoot(), "score", str(bad)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("error: round 2, team Us, meld 1 [K, K, K, K, K, K, K, K]:")
+    assert proc.stderr.startswith("handfoot score: error: round 2, team Us, meld 1 [K, K, K, K, K, K, K, K]:")
     proc = subprocess.run([*_handfoot(), "score", str(EXAMPLE), "--json"], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["winner"] == "Us"
+    out = json.loads(proc.stdout)
+    assert out["winner"] is None and out["leader"] == "Us" and out["complete"] is False   # one round of four
 
 
 def test_score_command_loads_no_learning_stack():
-    """``handfoot score`` starts fast: neither the env stack nor torch is imported for a score sheet."""
+    """``handfoot score`` starts fast: no learning library (torch, SB3, Ray) is imported for a score sheet."""
     code = ("import sys, experiments.apps.score, experiments.apps.scoresheet; "
-            "print(sorted(m for m in ('torch', 'pettingzoo', 'gymnasium', 'stable_baselines3', 'ray') "
+            "print(sorted(m for m in ('torch', 'stable_baselines3', 'sb3_contrib', 'ray') "
             "if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr

@@ -26,6 +26,8 @@ from handfoot_env.config import PRESETS, RuleConfigError, load_rules
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.record import board_after, make_record, save_record
 from experiments.apps.viewer import html_error, write_html
+from experiments.config import CommandParser
+from experiments.config import command
 
 DEFAULT_AGENTS = ("strategic", "greedy")
 
@@ -83,8 +85,9 @@ def rules_name(rules) -> str:
     return "custom"
 
 
+@command("demo")
 def demo_main(argv: Optional[Sequence[str]] = None, stdout: Optional[TextIO] = None) -> int:
-    ap = argparse.ArgumentParser(prog="handfoot demo",
+    ap = CommandParser(prog="handfoot demo",
                                  description="Play one seeded game between built-in agents and print it.")
     ap.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS), metavar="SPEC",
                     help="agent for team 0, then team 1 (random, greedy, strategic, policy:PATH); "

@@ -48,6 +48,8 @@ from experiments.evaluation.summary import ELO_ANCHOR, evaluate_spec
 from experiments.runs import write_json
 from experiments.training.config import TrainConfig, check_spec
 from experiments.training.run import train
+from experiments.config import CommandParser
+from experiments.config import command
 
 
 @dataclass
@@ -284,7 +286,7 @@ def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[Li
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="handfoot experiment",
+    p = CommandParser(prog="handfoot experiment",
                                 description="Train a self-play agent, evaluate it and write report.md.")
     p.add_argument("config", nargs="?", help="experiment config YAML (configs/experiments/*.yaml)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -295,25 +297,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("experiment")
 def experiment_main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
+    args = _parser().parse_args(argv)
     if args.help_config:
         lines = describe_config(ExperimentConfig)
         print("\n".join(lines))
         return 0
-    try:
-        if not args.config:
-            raise ConfigError("an experiment config file is needed")
-        cfg = load_experiment_config(args.config, args.overrides)
-        if args.run_dir:
-            cfg.train.run_dir = args.run_dir
-    except ConfigError as e:
-        print(f"handfoot experiment: config error: {e}", file=sys.stderr)
-        return 2
+    if not args.config:
+        raise ConfigError("an experiment config file is needed")
+    cfg = load_experiment_config(args.config, args.overrides)
+    if args.run_dir:
+        cfg.train.run_dir = args.run_dir
     summary = run_experiment(cfg, quiet=args.quiet, argv=["handfoot", "experiment"] + argv)
     print_summary(Path(summary["run"]), summary["results"], summary["timings"])
     return 0

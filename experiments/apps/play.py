@@ -44,6 +44,8 @@ from handfoot_env.config import RuleConfigError, load_rules
 from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, Game
 from handfoot_env.record import board_after, save_record
 from experiments.apps.table import score_sheet
+from experiments.config import CommandParser
+from experiments.config import command
 
 InputFn = Callable[[str], str]
 
@@ -270,7 +272,7 @@ def _input_from(stream: TextIO, out: TextIO) -> InputFn:
 
 
 def play_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = CommandParser(
         prog="handfoot play", description="Play Hand and Foot in the terminal against agents (docs/playing.md).")
     ap.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0; partners sit opposite)")
     ap.add_argument("--partner", default="greedy", metavar="SPEC",
@@ -292,6 +294,7 @@ def play_parser() -> argparse.ArgumentParser:
     return ap
 
 
+@command("play")
 def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
               stdout: Optional[TextIO] = None, stdin: Optional[TextIO] = None) -> int:
     """``handfoot play``; returns the exit status (0 finished or quit, 1 input ended, 2 bad arguments)."""

@@ -19,6 +19,8 @@ from handfoot_env.engine import GAME_OVER
 from handfoot_env.record import RecordError, RecordMismatchError, load_record, positions
 from pathlib import Path
 from experiments.apps.viewer import html_error, write_html
+from experiments.config import CommandParser
+from experiments.config import command
 
 REPLAY_HELP = """n / next / Enter: next action     p / prev: previous action     K: go to the position after action K
 r K: start of round K     end: last position     s N / seat N: view from seat N     a / all: full view
@@ -26,7 +28,7 @@ h / help     q / quit"""
 
 
 def replay_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="handfoot replay",
+    ap = CommandParser(prog="handfoot replay",
                                  description="Step through a saved game record, after verifying it (docs/playing.md).")
     ap.add_argument("file", help="game record (JSON), as written by handfoot play --save or save_record()")
     g = ap.add_mutually_exclusive_group()
@@ -76,6 +78,7 @@ def _write_html(rec, args, console) -> int:
     return 0
 
 
+@command("replay")
 def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
                 stdout: Optional[TextIO] = None) -> int:
     """``handfoot replay``; 0 on success, 2 for a record that cannot be read or does not verify."""

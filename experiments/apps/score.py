@@ -6,9 +6,7 @@ totals and prints the table or JSON.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +18,8 @@ import yaml
 from experiments.apps.scoresheet import ScoreSheetError, _show, _show_item, _suggest, score_round
 from handfoot_env.config import PRESETS, RuleConfig, RuleConfigError, RulesLike, load_rules
 from handfoot_env.scoring import BREAKDOWN_KEYS, BREAKDOWN_LABELS
+from experiments.config import CommandParser
+from experiments.config import command
 
 
 @dataclass
@@ -54,8 +54,13 @@ class SheetResult:
         return not (self.rules.tie_break == "extra_round" and self.winner is None)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"rounds": [{team: int}, ...], "totals": {team: int}, "winner": name or None}``."""
-        return {"rounds": [dict(r) for r in self.rounds], "totals": self.totals, "winner": self.winner}
+        """``{"rounds": [{team: int}, ...], "totals": {team: int}, "complete": bool, "winner", "leader"}``.
+
+        ``winner`` is set only when the game is complete (None for a draw); ``leader`` is the team
+        ahead so far (None while the lead is tied).
+        """
+        return {"rounds": [dict(r) for r in self.rounds], "totals": self.totals, "complete": self.complete,
+                "winner": self.winner if self.complete else None, "leader": _leader(self.totals)}
 
 
 def _leader(totals: Mapping[str, int]) -> str | None:
@@ -261,40 +266,28 @@ def format_table(result: SheetResult, breakdown: bool = False) -> str:
     return "\n".join(lines)
 
 
+@command("score")
 def score_main(argv: Sequence[str] | None = None) -> int:
     """``handfoot score SHEET.yaml [--json] [--rules R] [--breakdown]``; returns the exit status.
 
     0 on success; 2 for a malformed or rule-breaking sheet (one ``error: ...``
     line on stderr naming round, team and entry) or bad arguments.
     """
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="handfoot score",
         description="Score a Hand and Foot score sheet (YAML, see INTERFACE.md 'Score keeper'): "
                     "round scores, running totals and the winner.")
     parser.add_argument("sheet", help="the score sheet, a YAML file")
     parser.add_argument("--json", action="store_true",
-                        help='print {"rounds": [...], "totals": {...}, "winner": name or null} as JSON')
+                        help='print {"rounds", "totals", "complete", "winner" (only when complete), "leader"} as JSON')
     parser.add_argument("--rules", default=None,
                         help="rules preset or YAML path, overriding the sheet's 'rules'")
     parser.add_argument("--breakdown", action="store_true", help="show each round's items in the table")
-    try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as e:          # --help (0) or a usage error (2): return, do not exit the caller
-        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         result = score_sheet(args.sheet, rules=args.rules)
-    except ScoreSheetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except RuleConfigError as e:
-        print(f"error: rules: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:
-        if os.environ.get("HANDFOOT_DEBUG"):
-            raise
-        print(f"error: internal error while scoring {args.sheet}: {type(e).__name__}: {e} "
-              f"(set HANDFOOT_DEBUG=1 for a traceback)", file=sys.stderr)
-        return 1
+        raise RuleConfigError(f"rules: {e}") from None
     if args.json:
         print(json.dumps(result.to_json()))
     else:

@@ -73,6 +73,8 @@ from experiments.bench.config import (
 from experiments.bench.reference import _version, bench_openspiel, bench_openspiel_rl, bench_rlcard
 from experiments.bench.report import _growth, _targets, print_results, save
 from experiments.bench.timing import _Clock, _GameRunner, _rates
+from experiments.config import CommandParser
+from experiments.config import command
 
 # ------------------------------------------------------------------------------ config
 
@@ -407,7 +409,7 @@ def _meta(cfg: Dict[str, Any]) -> Dict[str, Any]:
 
 # ------------------------------------------------------------------------------ CLI
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="handfoot bench",
+    p = CommandParser(prog="handfoot bench",
                                 description="Throughput of the engine, the AEC env and the batched runner "
                                             "(random legal play), next to OpenSpiel gin_rummy and RLCard gin-rummy.")
     p.add_argument("config", nargs="?", help="bench YAML (configs/bench/*.yaml); default configs/bench/default.yaml")
@@ -424,6 +426,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("bench")
 def bench_main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

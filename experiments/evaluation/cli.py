@@ -12,10 +12,12 @@ from typing import List, Optional
 
 from experiments.evaluation.harness import EvalConfig, EvalConfigError, load_config, run_evaluation
 from experiments.evaluation.report import print_results
+from experiments.config import CommandParser
+from experiments.config import command
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="handfoot evaluate",
         description="Benchmark agents in duplicate deals (each deal played twice, sides swapped). "
                     "Two agents: a duel; three or more: a round-robin with a win-rate matrix and ratings.")
@@ -41,6 +43,7 @@ class _ArgError(Exception):
     pass
 
 
+@command("evaluate")
 def evaluate_main(argv: Optional[List[str]] = None) -> int:
     parser = _parser()
 

@@ -16,10 +16,12 @@ from experiments.evaluation.summary import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
 from experiments.training.run import train
+from experiments.config import CommandParser
+from experiments.config import command
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="handfoot train", description="Self-play MaskablePPO training from a YAML config.")
+    p = CommandParser(prog="handfoot train", description="Self-play MaskablePPO training from a YAML config.")
     p.add_argument("config", nargs="?", help="train config YAML (configs/train/*.yaml); optional with --resume")
     p.add_argument("--resume", help="checkpoint folder or run folder to continue from")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -34,37 +36,31 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("train")
 def train_main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     p = _parser()
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
+    args = p.parse_args(argv)
     if args.help_config:
         print("\n".join(describe_config(TrainConfig)))
         return 0
-    try:
-        if args.config is None and not args.resume:
-            raise ConfigError("a config file is needed (or --resume PATH)")
-        if args.config is None:
-            ck = resolve_resume(args.resume)
-            data = json.loads((ck / "trainer.json").read_text())["config"]
-            data = apply_overrides(data, args.overrides)
-            cfg = config_from_dict(TrainConfig, data)
-        else:
-            cfg = load_train_config(args.config, args.overrides)
-        if args.run_dir:
-            cfg.run_dir = args.run_dir
-        if args.run_name:
-            cfg.run_name = args.run_name
-        if args.ray_address:
-            os.environ["RAY_ADDRESS"] = args.ray_address
-        if args.resume:
-            resolve_resume(args.resume)
-    except ConfigError as e:
-        print(f"handfoot train: config error: {e}", file=sys.stderr)
-        return 2
+    if args.config is None and not args.resume:
+        raise ConfigError("a config file is needed (or --resume PATH)")
+    if args.config is None:
+        ck = resolve_resume(args.resume)
+        data = json.loads((ck / "trainer.json").read_text())["config"]
+        data = apply_overrides(data, args.overrides)
+        cfg = config_from_dict(TrainConfig, data)
+    else:
+        cfg = load_train_config(args.config, args.overrides)
+    if args.run_dir:
+        cfg.run_dir = args.run_dir
+    if args.run_name:
+        cfg.run_name = args.run_name
+    if args.ray_address:
+        os.environ["RAY_ADDRESS"] = args.ray_address
+    if args.resume:
+        resolve_resume(args.resume)
     result = train(cfg, resume=args.resume, quiet=args.quiet, argv=["handfoot", "train"] + argv)
     fe = result.get("final_eval")
     print(f"run folder: {result['run']}  ({result['timesteps']:,} timesteps, {result['wall_s']:.0f}s)")
