@@ -401,13 +401,15 @@ def test_dirty_book_needs_the_naturals_the_wild_limit_asks_for(wild_limit, possi
 
 def test_required_books_are_counted_together_against_the_wilds():
     # two decks: 12 wilds; a wild book takes 7, each dirty book at least one more
-    two = {**ONE_DECK, "decks": 2}
-    assert load_rules("pagat", **two, go_out_wild=1, go_out_dirty=5)
-    assert load_rules("pagat", **two, go_out_dirty=11)
-    _refused(["go_out_clean", "go_out_dirty", "go_out_wild", "decks"], **two, go_out_wild=1, go_out_dirty=6)
+    def two(**books):
+        return {**ONE_DECK, "decks": 2, **books}
+
+    assert load_rules("pagat", **two(go_out_wild=1, go_out_dirty=5))
+    assert load_rules("pagat", **two(go_out_dirty=11))
+    _refused(["go_out_clean", "go_out_dirty", "go_out_wild", "decks"], **two(go_out_wild=1, go_out_dirty=6))
     # clean and dirty books of one rank share its eight naturals: 11 clean books leave
     # one natural per rank, too few for any dirty book
-    _refused(["go_out_clean", "go_out_dirty"], **two, go_out_clean=11, go_out_dirty=1)
+    _refused(["go_out_clean", "go_out_dirty"], **two(go_out_clean=11, go_out_dirty=1))
 
 
 def test_issue_example_one_deck_two_clean_books_is_refused():
@@ -418,8 +420,8 @@ def test_opening_minimum_above_what_every_card_of_the_decks_is_worth_is_refused(
     from handfoot_env.cards import BLACK3, PER_DECK, RED3, VALUES
     # one deck: every natural and wild fits into melds (four naturals of a rank take two wilds)
     worth = sum(VALUES[k] * PER_DECK[k] for k in range(len(PER_DECK)) if k not in (RED3, BLACK3))
-    assert load_rules("pagat", **ONE_DECK, minimums=[50, worth]).minimums[-1] == worth
-    _refused(["minimums", "decks", "round 2"], **ONE_DECK, minimums=[50, worth + 1])
+    assert load_rules("pagat", **{**ONE_DECK, "minimums": [50, worth]}).minimums[-1] == worth
+    _refused(["minimums", "decks", "round 2"], **{**ONE_DECK, "minimums": [50, worth + 1]})
 
 
 @pytest.mark.parametrize("decks", [1, 2, 3])
