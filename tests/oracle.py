@@ -311,5 +311,5 @@ def check_state(g: Game) -> None:
     assert seen == total, (seen, total)
 
 
-def describe(g: Game, actions) -> str:
+def describe(actions) -> str:
     return ", ".join(ACTION_NAMES[a] for a in sorted(actions))
