@@ -10,7 +10,7 @@ rules text instead, sharing no legality code with the engine:
    limit, the foot rule, going-out conditions), reading the position as plain
    data.
 2. **No dead end.**  A legal action must leave the player a legal way to finish
-   the turn (docs/rules.md 4.8): :func:`allowed` tries the action on a clone
+   the turn (docs/rules.md section 8): :func:`allowed` tries the action on a clone
    (``Game.clone`` and ``Game._apply``, the state transition, not the legality
    code) and :func:`finishable` searches the continuations, using only
    :func:`rule_ok`, for a discard or a going out.  The partner's answer is not the
