@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping, Tuple, Union
 
-from .cards import PER_DECK
+from .cards import NUM_RANKS, PER_DECK, VALUES
 
 
 class RuleConfigError(ValueError):
@@ -159,6 +159,101 @@ def _validate(c: RuleConfig) -> None:
         raise RuleConfigError(
             f"impossible rules: go_out_wild ({c.go_out_wild}) wild books need {7 * c.go_out_wild} wild cards, "
             f"but decks ({c.decks}) hold only {wilds}")
+    if not _books_possible(c):
+        raise RuleConfigError(
+            f"impossible rules: going out needs go_out_clean ({c.go_out_clean}) clean, go_out_dirty "
+            f"({c.go_out_dirty}) dirty and go_out_wild ({c.go_out_wild}) wild books, more than the cards "
+            f"of decks ({c.decks}) can build under wild_limit {c.wild_limit!r}")
+    best = _max_meld_value(c)
+    if max(c.minimums) > best:
+        r = c.minimums.index(max(c.minimums)) + 1
+        raise RuleConfigError(
+            f"impossible rules: minimums: the first meld of round {r} needs {max(c.minimums)}, but melds of "
+            f"every card of decks ({c.decks}) are worth at most {best} under wild_limit {c.wild_limit!r} "
+            f"and wild_melds {str(c.wild_melds).lower()}")
+
+
+def _wild_cap(c: RuleConfig) -> int:
+    """Most wilds in a legal seven-card natural meld: 2 (``double``) or 3 (``majority``)."""
+    return 2 if c.wild_limit == "double" else 3
+
+
+def _books_possible(c: RuleConfig) -> bool:
+    """Whether the decks hold the cards for the books going out needs, all at once.
+
+    A clean book is seven naturals of a rank; a dirty book seven cards of a rank with
+    one to ``_wild_cap`` wilds; a wild book seven wilds.  Per rank (4 naturals a deck)
+    the clean and dirty books it can hold use a least number of wilds; a table over the
+    ranks of (clean, dirty) books made, capped at the need, keeps the fewest wilds used.
+    """
+    need_c, need_d = c.go_out_clean, c.go_out_dirty
+    naturals = PER_DECK[0] * c.decks
+    wilds = (PER_DECK[11] + PER_DECK[12]) * c.decks - 7 * c.go_out_wild
+    cap = _wild_cap(c)
+    options = []                               # (clean, dirty, fewest wilds) for one rank
+    for cl in range(naturals // 7 + 1):
+        left = naturals - 7 * cl
+        for d in range(left // (7 - cap) + 1):
+            w = max(d, 7 * d - left)           # each dirty book has a wild; naturals run out
+            if w <= cap * d:
+                options.append((cl, d, w))
+    table = {(0, 0): 0}
+    for _ in range(NUM_RANKS):
+        nxt: dict = {}
+        for (cl, d), w in table.items():
+            for ocl, od, ow in options:
+                key = (min(cl + ocl, need_c), min(d + od, need_d))
+                if w + ow < nxt.get(key, wilds + 1):
+                    nxt[key] = w + ow
+        table = nxt
+    return table.get((need_c, need_d), wilds + 1) <= wilds
+
+
+def _max_meld_value(c: RuleConfig) -> int:
+    """Highest card value that melds of every card of the decks could hold (opening bound).
+
+    Per natural rank: some books (seven cards, at most ``_wild_cap`` wilds) and a last
+    meld of 0 or 3-6 cards within the wild limit; the wilds left go to wild melds (a
+    number of wilds that is 0 or 7a + 3..7) when the rules allow them; jokers count first.
+    """
+    naturals = PER_DECK[0] * c.decks
+    twos, jokers = PER_DECK[11] * c.decks, PER_DECK[12] * c.decks
+    wilds = twos + jokers
+    double = c.wild_limit == "double"
+    cap = _wild_cap(c)
+
+    def ok(n: int, w: int) -> bool:
+        return n >= 2 * w if double else n > w
+
+    per_rank = set()                           # (naturals used, wilds used) in one rank's melds
+    for books in range(naturals // 4 + 1):
+        for bw in range(cap * books + 1):
+            bn = 7 * books - bw
+            if bn > naturals:
+                continue
+            for size in [0, 3, 4, 5, 6]:
+                for fw in range(size + 1):
+                    if bn + size - fw <= naturals and (size == 0 or ok(size - fw, fw)):
+                        per_rank.add((bn + size - fw, bw + fw))
+    best_nat = {0: 0}                          # wilds used in natural melds -> most natural value
+    for r in range(NUM_RANKS):
+        nxt: dict = {}
+        for x, v in best_nat.items():
+            for n, w in per_rank:
+                if x + w <= wilds:
+                    val = v + n * VALUES[r]
+                    if val > nxt.get(x + w, -1):
+                        nxt[x + w] = val
+        best_nat = nxt
+    best = 0
+    for x, v in best_nat.items():
+        for y in range(wilds - x + 1):
+            if y and not (c.wild_melds and (y % 7 == 0 or y % 7 >= 3)):
+                continue
+            used = x + y
+            j = min(used, jokers)
+            best = max(best, v + 50 * j + 20 * (used - j))
+    return best
 
 
 PRESETS = {

@@ -26,8 +26,9 @@ Engine choices beyond RULES.md (documented in docs/rules_engine.md):
   legal only if the opening can still be completed; this bounds the game
   length and keeps every listed action free of dead ends.
 * A meld that leaves an incomplete meld (a pickup overflow) or provisional
-  melds must not empty the hand; in the foot, a meld must leave two cards unless
-  the player may go out (then one or zero).
+  melds must not empty the hand; in the foot, a meld or a pickup must leave two
+  cards unless the player may go out this turn with the cards held (then one or
+  zero); the books are counted when the last card leaves the foot.
 * While a pickup overflow meld is incomplete, other melds are legal only if
   the overflow can still be completed afterwards.
 * Asking to go out needs an opened team.
@@ -87,6 +88,7 @@ from .melds import (
     wild_ok,
 )
 from .scoring import team_round_score
+from .melds import go_out_search
 
 DRAW_PHASE, MELD_PHASE, ANSWER_PHASE, GAME_OVER = 0, 1, 2, 3
 PHASE_NAMES = ("draw", "meld", "answer", "game_over")
@@ -392,10 +394,12 @@ class Game:
                 for k in take[:-1]:
                     h2[k] += 1
                 if not self._completable(h2, slot, over if not wild else 0, over if wild else 0,
-                                         after - (2 if in_foot else 0)):
+                                         after - (2 if in_foot else 0)) and not (
+                        in_foot and self._pickup_goes_out(p, h2, slot, top, room)):
                     return "the cards that overflow the meld could not be made into a legal meld"
-            elif in_foot and after < 2:
-                return "in the foot, taking the pile must leave two cards in hand"
+            elif in_foot and after < 2 and not self._pickup_goes_out(p, None, slot, top, room):
+                return ("in the foot, taking the pile must leave two cards in hand, unless the player "
+                        "may go out this turn with the cards held")
             return None
         # unopened: the top card, the pair and melds from the hand must reach the minimum
         value3 = 3 * VALUES[top]
@@ -452,6 +456,49 @@ class Game:
                     return True
         return False
 
+    def _pickup_goes_out(self, p: int, h2: Optional[List[int]], slot: int, top: int, room: int) -> bool:
+        """Whether a player in the foot who takes the pile may go out this turn with the cards held.
+
+        ``h2`` is the hand after the pickup (None: computed here), ``room`` the free places
+        of the team's unfinished meld of ``slot``.  Rare path: only when the pickup would
+        leave fewer than two cards or an overflow that two kept cards cannot complete.
+        """
+        if not self.may_go_out(p):
+            return False
+        team = self.team_of[p]
+        if h2 is None:
+            h2 = self.hands[p][:]
+            h2[top] -= 2
+            for k in (self.discard[-self._take:] if self._take else self.discard)[:-1]:
+                h2[k] += 1
+        slots = [m[:] for m in self.melds[team]]
+        books = self.book_counts[team][:]
+        unit = (1, 0, 0) if slot != WILD_SLOT else ((0, 1, 0) if top == TWO else (0, 0, 1))
+        first = min(3, room)
+        for count in (first, 3 - first):
+            m = slots[slot]
+            for i in range(3):
+                m[i] += unit[i] * count
+            if m[0] + m[1] + m[2] == BOOK_SIZE:
+                books[WILD if slot == WILD_SLOT else (CLEAN if m[1] + m[2] == 0 else DIRTY)] += 1
+                slots[slot] = [0, 0, 0]
+        return self._can_go_out(h2, slots, books)
+
+    def _can_go_out(self, hand: Sequence[int], slots: Sequence[Sequence[int]], books: Sequence[int]) -> bool:
+        """Can a player allowed to go out empty ``hand`` this turn: meld all of it, or all
+        but one card and discard that one, onto the team's unfinished melds ``slots`` so that
+        every meld is legal and the team's books (``books`` plus the ones made) meet the
+        going-out requirement when the last card leaves?  Exact; called on rare paths only."""
+        if hand[RED3] or hand[BLACK3] > 1:
+            return False
+        r = self.rules
+        need = (r.go_out_clean, r.go_out_dirty, r.go_out_wild)
+        have = tuple(min(b, n) for b, n in zip(books, need))
+        wild_cap = 2 if self._double else 3          # wilds in a legal seven-card natural meld
+        return go_out_search(tuple(hand[:NUM_RANKS]), hand[TWO] + hand[JOKER], hand[BLACK3] == 0,
+                            tuple(tuple(m) for m in slots), have, need, self._double,
+                            r.wild_melds, wild_cap)
+
     def _cancel_reason(self, p: int) -> Optional[str]:
         if self.phase != MELD_PHASE:
             return "melds can only be cancelled during the meld phase"
@@ -502,12 +549,14 @@ class Game:
         inc = self.incomplete
         if inc >= 0 and inc != s:
             h2 = self.hands[p][:]
-            h2[s if s < NUM_RANKS else TWO] -= n
+            if s < NUM_RANKS:
+                h2[s] -= n
             h2[TWO] -= t
             h2[JOKER] -= j
             c = self.melds[team][inc]
             if not self._completable(h2, inc, c[0], c[1] + c[2], left - (2 if in_foot else 0)):
-                return "the unfinished meld from the pickup could no longer be completed"
+                if not (in_foot and go_ok and self._meld_goes_out(p, s, n, t, j)):
+                    return "the unfinished meld from the pickup could no longer be completed"
             if left == 0:
                 return "the unfinished meld from the pickup must be completed before the hand is empty"
         opens = False
@@ -544,20 +593,33 @@ class Game:
         if in_foot and left < 2:
             if not go_ok:
                 return "in the foot, melding must leave two cards (one to discard, one to keep) unless going out"
-            extra = -1
-            if book:
-                c = self.melds[team][s]
-                if s == WILD_SLOT:
-                    extra = WILD
-                elif c[1] + c[2] + t + j:
-                    extra = DIRTY
-                else:
-                    extra = CLEAN
-            if not self.books_ok(team, extra):
-                return "going out needs the team's required books"
-            if left == 0 and inc >= 0 and inc != s:
-                return "all melds must be legal to go out"
+            if not self._meld_goes_out(p, s, n, t, j):
+                if left == 0 and inc >= 0 and inc != s:
+                    return "all melds must be legal to go out"
+                return ("going out needs the team's required books when the last card leaves the foot, "
+                        "and the cards left could not make them")
         return None
+
+    def _meld_goes_out(self, p: int, s: int, n: int, t: int, j: int) -> bool:
+        """Whether after this meld the player (in the foot, allowed to go out) can still go out
+        this turn with the cards held.  Rare path: the meld leaves fewer than two cards, or a
+        pickup overflow that two kept cards cannot complete."""
+        team = self.team_of[p]
+        hand = self.hands[p][:]
+        if s < NUM_RANKS:
+            hand[s] -= n
+        hand[TWO] -= t
+        hand[JOKER] -= j
+        slots = [m[:] for m in self.melds[team]]
+        books = self.book_counts[team][:]
+        m = slots[s]
+        m[0] += n
+        m[1] += t
+        m[2] += j
+        if m[0] + m[1] + m[2] == BOOK_SIZE:
+            books[WILD if s == WILD_SLOT else (CLEAN if m[1] + m[2] == 0 else DIRTY)] += 1
+            slots[s] = [0, 0, 0]
+        return self._can_go_out(hand, slots, books)
 
     def meld_reason(self, action: int) -> Optional[str]:
         p = self.current

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .actions import MELDS_BY_SLOT
-from .cards import JOKER, NUM_RANKS, TWO, VALUES, WILD_SLOT
+from .cards import JOKER, NUM_RANKS, NUM_SLOTS, TWO, VALUES, WILD_SLOT
 from .config import RuleConfig
 
 BOOK_SIZE = 7
@@ -275,3 +275,75 @@ def max_meld_value(hand: Sequence[int], slots: Sequence[Sequence[int]], rules: R
                 if tot > best:
                     best = tot
     return best
+
+
+@lru_cache(maxsize=4096)
+def go_out_search(naturals: Tuple[int, ...], wilds: int, discard_free: bool,
+                   slots: Tuple[Tuple[int, int, int], ...], have: Tuple[int, int, int],
+                   need: Tuple[int, int, int], double: bool, wild_melds: bool, wild_cap: int) -> bool:
+    """Whether these cards can all be melded, but for at most one discard, meeting the going-out books.
+
+    Exact; the engine asks it (``Game._can_go_out``) only when a meld or pickup would leave
+    fewer than two cards in the foot.
+
+    Slot by slot, every natural of the rank goes onto its meld chain (fill the unfinished
+    meld to a book, then start the next), except at most one card kept for the final
+    discard (``discard_free``); the ``wilds`` (twos and jokers alike) are spread over
+    the chains and the wild meld.  ``have`` counts books per type, capped at ``need``.
+    """
+    def chain(n0: int, w0: int, nat: int, wmax: int, wild_slot: bool):
+        # (wilds used, clean, dirty, wild books) for placing all ``nat`` naturals and some wilds
+        out = set()
+
+        def rec(n: int, w: int, nat_left: int, used: int, c: int, d: int, wb: int) -> None:
+            size = n + w
+            if nat_left == 0 and (size == 0 or (size >= 3 and (wild_slot or wild_ok(n, w, double)))):
+                out.add((used, c, d, wb))
+            room = BOOK_SIZE - size
+            # complete a book with ``a`` naturals and ``b`` wilds, then go on with an empty meld
+            for a in range(min(nat_left, room) + 1):
+                b = room - a
+                if b > wmax - used:
+                    continue
+                if wild_slot:
+                    rec(0, 0, nat_left, used + b, c, d, wb + 1)
+                elif wild_ok(n + a, w + b, double):
+                    if w + b:
+                        rec(0, 0, nat_left - a, used + b, c, d + 1, wb)
+                    else:
+                        rec(0, 0, nat_left - a, used + b, c + 1, d, wb)
+            # or end the chain here: all remaining naturals and ``b`` more wilds in this meld,
+            # short of a book
+            for b in range(0, min(wmax - used, BOOK_SIZE - 1 - size - nat_left) + 1):
+                nn, ww = n + nat_left, w + b
+                if nn + ww >= 3 and (wild_slot or wild_ok(nn, ww, double)):
+                    out.add((used + b, c, d, wb))
+
+        rec(n0, w0, nat, 0, 0, 0, 0)
+        return out
+
+    # states: (wilds left, discard still free, books capped) after each slot
+    states = {(wilds, discard_free, have)}
+    for s in range(NUM_SLOTS):
+        n0, t0, j0 = slots[s]
+        nat = naturals[s] if s < NUM_RANKS else 0
+        if s == WILD_SLOT and not wild_melds:
+            continue
+        if nat == 0 and n0 + t0 + j0 == 0 and (s < NUM_RANKS or not any(st[0] for st in states)):
+            continue
+        nxt = set()
+        for wl, free, bk in states:
+            options = [(nat, free)]
+            if free and nat:
+                options.append((nat - 1, False))        # keep one natural of this rank for the discard
+            for k, free2 in options:
+                for used, c, d, wb in chain(n0, t0 + j0, k, wl, s == WILD_SLOT):
+                    nb = (min(bk[0] + c, need[0]), min(bk[1] + d, need[1]), min(bk[2] + wb, need[2]))
+                    nxt.add((wl - used, free2, nb))
+        states = nxt
+        if not states:
+            return False
+    for wl, free, bk in states:
+        if bk == need and (wl == 0 or (wl == 1 and free)):
+            return True
+    return False

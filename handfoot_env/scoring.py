@@ -31,7 +31,7 @@ BREAKDOWN_KEYS = ("melded", "clean_books", "dirty_books", "wild_books", "red_thr
 #: how a score sheet names each item
 BREAKDOWN_LABELS = {"melded": "melded cards", "clean_books": "clean books", "dirty_books": "dirty books",
                     "wild_books": "wild books", "red_threes": "red threes laid", "went_out": "going out",
-                    "left": "cards left in hands and feet", "red_threes_left": "red threes left"}
+                    "left": "cards left", "red_threes_left": "red threes left"}
 
 
 def round_breakdown(rules: RuleConfig, *, melded: int, clean: int, dirty: int, wild: int, red_threes: int,

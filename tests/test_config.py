@@ -363,3 +363,88 @@ def test_shoe_is_checked_against_the_configured_decks():
     g6 = Game("bicycle")
     g6.reset(seed=1, shoe=build_shoe("bicycle", hands=["JK JK JK JK JK JK JK JK JK JK JK"]))
     assert g6.hands[0][kind_of("JK")] == 11 and melds_of(g6, 0) == {}
+
+
+# ---------------------------------------------------------------------------
+# Rule sets in which going out or the opening can never happen are refused
+
+#: the smallest table: two players, one deck (4 naturals of a rank, 4 twos, 2 jokers)
+ONE_DECK = dict(players=2, teams=2, decks=1, hand_size=10, foot_size=10, go_out_clean=0, go_out_dirty=0,
+                go_out_wild=0)
+
+
+def _refused(names, **overrides):
+    with pytest.raises(RuleConfigError) as e:
+        load_rules("pagat", **overrides)
+    msg = str(e.value)
+    assert "\n" not in msg and "impossible rules" in msg
+    for name in names:
+        assert name in msg, (name, msg)
+
+
+def test_clean_book_needs_seven_naturals_of_a_rank():
+    # one deck holds four naturals of each rank: no clean book can be built
+    _refused(["go_out_clean", "decks"], **{**ONE_DECK, "go_out_clean": 1})
+    assert load_rules("pagat", **{**ONE_DECK, "decks": 2, "go_out_clean": 11}).go_out_clean == 11
+    _refused(["go_out_clean", "decks"], **{**ONE_DECK, "decks": 2, "go_out_clean": 12})
+
+
+@pytest.mark.parametrize("wild_limit,possible", [("double", False), ("majority", True)])
+def test_dirty_book_needs_the_naturals_the_wild_limit_asks_for(wild_limit, possible):
+    # seven cards with at most two wilds (double) need five naturals; one deck has four;
+    # under majority four naturals and three wilds make a dirty book
+    kw = {**ONE_DECK, "go_out_dirty": 1, "wild_limit": wild_limit}
+    if possible:
+        assert load_rules("pagat", **kw).go_out_dirty == 1
+    else:
+        _refused(["go_out_dirty", "decks", "wild_limit"], **kw)
+
+
+def test_required_books_are_counted_together_against_the_wilds():
+    # two decks: 12 wilds; a wild book takes 7, each dirty book at least one more
+    def two(**books):
+        return {**ONE_DECK, "decks": 2, **books}
+
+    assert load_rules("pagat", **two(go_out_wild=1, go_out_dirty=5))
+    assert load_rules("pagat", **two(go_out_dirty=11))
+    _refused(["go_out_clean", "go_out_dirty", "go_out_wild", "decks"], **two(go_out_wild=1, go_out_dirty=6))
+    # clean and dirty books of one rank share its eight naturals: 11 clean books leave
+    # one natural per rank, too few for any dirty book
+    _refused(["go_out_clean", "go_out_dirty"], **two(go_out_clean=11, go_out_dirty=1))
+
+
+def test_issue_example_one_deck_two_clean_books_is_refused():
+    _refused(["go_out_clean", "decks"], **{**ONE_DECK, "go_out_clean": 2})
+
+
+def test_opening_minimum_above_what_every_card_of_the_decks_is_worth_is_refused():
+    from handfoot_env.cards import BLACK3, PER_DECK, RED3, VALUES
+    # one deck: every natural and wild fits into melds (four naturals of a rank take two wilds)
+    worth = sum(VALUES[k] * PER_DECK[k] for k in range(len(PER_DECK)) if k not in (RED3, BLACK3))
+    assert load_rules("pagat", **{**ONE_DECK, "minimums": [50, worth]}).minimums[-1] == worth
+    _refused(["minimums", "decks", "round 2"], **{**ONE_DECK, "minimums": [50, worth + 1]})
+
+
+@pytest.mark.parametrize("decks", [1, 2, 3])
+@pytest.mark.parametrize("wild_limit", ["double", "majority"])
+@pytest.mark.parametrize("wild_melds", [True, False])
+def test_opening_bound_agrees_with_the_engines_meld_program(decks, wild_limit, wild_melds):
+    # two independent computations of the most that melds of every card of the decks hold
+    # (the engine's program caps a rank at 14 naturals: up to three decks)
+    from handfoot_env.cards import NUM_SLOTS, RED3, deck_counts
+    from handfoot_env.config import _max_meld_value
+    try:
+        from handfoot_env.melds import max_meld_value
+    except ImportError:
+        from handfoot_env.engine import max_meld_value
+    r = load_rules("pagat", **{**ONE_DECK, "decks": decks, "wild_limit": wild_limit, "wild_melds": wild_melds})
+    cards = deck_counts(decks)
+    cards[RED3] = 0
+    assert _max_meld_value(r) == max_meld_value(cards, [[0, 0, 0]] * NUM_SLOTS, r, sum(cards))
+
+
+def test_every_preset_and_rule_file_is_possible():
+    for name in PRESETS:
+        load_rules(name)
+    for path in sorted((REPO / "configs" / "rules").glob("*.yaml")):
+        load_rules(path)

@@ -808,3 +808,118 @@ def test_shoe_the_decks_cannot_supply_raises_value_error_naming_the_card():
         g.reset(seed=1, shoe=["K", "3X"])
     g.reset(seed=1, shoe=["JK"] * 10)           # exactly what five decks hold
     assert g.hands[0][kind_of("JK")] == 10
+
+
+# ---------------------------------------------------------------------------
+# 4.6 / 5. Going out from the foot: a pickup or meld that leaves fewer than two
+# cards is legal when the player may go out this turn with the cards held, and
+# the books are counted when the last card leaves the foot.
+
+def _bicycle_foot_game(foot, p3_discard="J", **overrides):
+    """bicycle: player_0 opens with a clean book of kings and a meld of six queens (one a two),
+    melds the hand empty, books the queens (dirty) from the foot, melds ``foot``'s melds and
+    discards the 9; the other players draw 4 4 and discard, player_3 discarding ``p3_discard``.
+    ``foot`` holds a Q, then the melds, then what player_0 keeps, then the 9."""
+    g = new_game("bicycle", hands=["K K K K K K K Q Q Q Q"], feet=[foot],
+                 stock="Q 2  4 4  4 4  4 4", **overrides)
+    play(g, "draw", "meld:K:7:0:0", "meld:Q:5:1:0")
+    assert g.feet[0] is None
+    play(g, "meld:Q:1:0:0")
+    return g
+
+
+def _to_player_0(g, p3_discard):
+    turn(g, "4")
+    turn(g, "4")
+    turn(g, p3_discard)
+    assert g.current == 0
+
+
+@pytest.mark.parametrize("clean_needed,legal", [(2, True), (3, False)])
+def test_in_the_foot_a_pickup_that_empties_the_hand_goes_out_when_the_books_are_there(clean_needed, legal):
+    g = _bicycle_foot_game("Q 5 5 5 5 5 5 5 J J 9", pile_take=1, go_out_clean=clean_needed)
+    play(g, "meld:5:7:0:0", "discard:9")
+    assert hand_codes(g, 0) == ["J", "J"] and g.book_counts[0] == [2, 1, 0]
+    _to_player_0(g, "J")
+    # taking only the top J melds all three jacks: nothing stays in the foot
+    assert is_legal(g, "pickup") is legal
+    if legal:
+        before = g.state_dict()
+        play(g, "pickup")
+        assert g.round_details[0]["went_out"] == 0 and g.round == 2
+        assert g.round_details[0]["teams"][0]["went_out"] == 100
+        assert before["books"][0] == {"clean": 2, "dirty": 1, "wild": 0}
+    else:
+        assert "go out" in g.reason_illegal(action_index("pickup"))
+
+
+@pytest.mark.parametrize("clean_needed,legal", [(1, True), (2, True), (3, False)])
+def test_in_the_foot_a_pickup_that_leaves_one_card_is_legal_when_that_card_can_go_out(clean_needed, legal):
+    # the team holds one clean book (kings) and six 5s; player_0 keeps 5 J J
+    g = _bicycle_foot_game("Q 5 5 5 5 5 5 5 J J 9", pile_take=1, go_out_clean=clean_needed)
+    play(g, "meld:5:6:0:0", "discard:9")
+    assert hand_codes(g, 0) == ["5", "J", "J"]
+    _to_player_0(g, "J")
+    assert is_legal(g, "pickup") is legal
+    if not legal:
+        return
+    play(g, "pickup")
+    assert hand_codes(g, 0) == ["5"]
+    # one clean book: the 5 may be discarded; two: it must book the 5s first
+    assert is_legal(g, "discard:5") is (clean_needed == 1)
+    assert is_legal(g, "meld:5:1:0:0")
+    play(g, "meld:5:1:0:0")
+    assert g.round_details[0]["went_out"] == 0
+
+
+def test_in_the_foot_a_pickup_whose_overflow_empties_the_hand_goes_out():
+    # the team's meld of six 5s takes one 5 of the pickup (a book); the other two start a
+    # new meld that player_0's last 5 completes, going out
+    g = _bicycle_foot_game("Q 5 5 5 5 5 5 5 5 5 9", p3_discard="5", pile_take=1)
+    play(g, "meld:5:6:0:0", "discard:9")
+    assert hand_codes(g, 0) == ["5", "5", "5"]
+    _to_player_0(g, "5")
+    assert is_legal(g, "pickup")
+    play(g, "pickup")
+    assert melds_of(g, 0)["5"] == (2, 0, 0) and hand_codes(g, 0) == ["5"]
+    assert legal_names(g) == ["meld:5:1:0:0"]
+    play(g, "meld:5:1:0:0")
+    assert g.round_details[0]["went_out"] == 0
+
+
+def test_in_the_foot_a_pickup_leaving_fewer_than_two_cards_needs_no_answer_to_wait_for():
+    # with asking, the partner's answer comes after the pickup and may be no: the pickup
+    # must leave two cards
+    g = _bicycle_foot_game("Q 5 5 5 5 5 5 5 J J 9", pile_take=1, ask_partner=True)
+    play(g, "meld:5:7:0:0", "discard:9")
+    _to_player_0(g, "J")
+    assert not is_legal(g, "pickup")
+    assert "two cards" in g.reason_illegal(action_index("pickup"))
+
+
+def _individual_two_last_books(clean_needed):
+    """individual: player_0 ends turn 1 in the foot with melds of six 5s and six 6s and holds 5 6."""
+    g = new_game("individual", hands=["K K K K K K K Q Q Q Q 5 5"], feet=["9 9 9 5 5 5 6 6 6 6 6 6 6"],
+                 stock="5 5", go_out_clean=clean_needed, go_out_dirty=0, go_out_wild=0)
+    play(g, "draw", "meld:K:7:0:0", "meld:Q:4:0:0", "meld:5:4:0:0")
+    assert g.feet[0] is None
+    play(g, "meld:9:3:0:0", "meld:5:2:0:0", "meld:6:6:0:0")
+    assert hand_codes(g, 0) == ["5", "6"] and g.book_counts[0] == [1, 0, 0]
+    return g
+
+
+@pytest.mark.parametrize("clean_needed,legal", [(3, True), (4, False)])
+def test_going_out_counts_the_books_when_the_last_card_leaves_the_foot(clean_needed, legal):
+    g = _individual_two_last_books(clean_needed)
+    # booking the 5s leaves one card and two clean books; booking the 6s with it makes three
+    assert is_legal(g, "meld:5:1:0:0") is legal
+    assert is_legal(g, "meld:6:1:0:0") is legal
+    if not legal:
+        assert "books" in g.reason_illegal(action_index("meld:5:1:0:0"))
+        return
+    play(g, "meld:5:1:0:0")
+    assert g.book_counts[0] == [2, 0, 0] and hand_codes(g, 0) == ["6"]
+    assert legal_names(g) == ["meld:6:1:0:0"]          # discarding the 6 would go out one book short
+    assert "books" in g.reason_illegal(action_index("discard:6"))
+    play(g, "meld:6:1:0:0")
+    assert g.round_details[0]["went_out"] == 0 and g.round_details[0]["teams"][0]["went_out"] == 100

@@ -1,0 +1,100 @@
+"""docs/rules.md agrees with the code: its section numbers, its worked scoring example, its
+rule field and preset tables."""
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from experiments.apps.cli import main as handfoot
+from handfoot_env.config import PRESETS, RuleConfig, load_rules
+
+REPO = Path(__file__).resolve().parent.parent
+RULES_MD = REPO / "docs" / "rules.md"
+SHEET = REPO / "configs" / "scoresheets" / "rules_worked_example.yaml"
+
+
+def _section(title_prefix: str) -> str:
+    text = RULES_MD.read_text()
+    start = text.index(f"\n## {title_prefix}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def _table_rows(text: str):
+    for line in text.splitlines():
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            yield [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_sections_keep_the_numbers_the_code_cites():
+    heads = re.findall(r"^(##+) (\d+(?:\.\d+)?)\.? ", RULES_MD.read_text(), flags=re.M)
+    numbers = [n for _, n in heads]
+    assert numbers == ["1", "2", "3", "4", "4.1", "4.2", "4.3", "4.4", "4.5", "4.6", "5", "6", "7", "8"]
+
+
+def test_worked_scoring_example_matches_handfoot_score(capsys):
+    assert handfoot(["score", str(SHEET), "--breakdown"]) == 0
+    out = capsys.readouterr().out
+    # the command's breakdown lines: "| <team 1> | <team 2>   item"
+    command = {}
+    for line in out.splitlines():
+        m = re.match(r"^\s*\|\s*(-?\d+)\s*\|\s*(-?\d+)\s+(\D.*?)\s*$", line)
+        if m:
+            command[m.group(3)] = [int(m.group(1)), int(m.group(2))]
+        m = re.match(r"^\s*1\s*\|\s*(-?\d+)\s+\d+\s*\|\s*(-?\d+)\s+\d+\s*$", line)
+        if m:
+            command["round score"] = [int(m.group(1)), int(m.group(2))]
+    doc = {}
+    for row in _table_rows(_section("6.")):
+        if len(row) == 3 and re.fullmatch(r"-?\d+", row[1]):
+            doc[row[0]] = [int(row[1]), int(row[2])]
+    assert len(doc) == 9 and doc == command
+
+
+def _doc_value(text: str):
+    text = text.replace("−", "-").strip().strip("`")
+    if text in ("true", "false"):
+        return text == "true"
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    return text
+
+
+def test_rule_field_table_lists_every_field_with_its_pagat_value():
+    default = RuleConfig()
+    seen = set()
+    for row in _table_rows(_section("7.")):
+        names = re.findall(r"`(\w+)`", row[0])
+        if not names or not all(n in default.to_dict() for n in names) or len(row) != 3:
+            continue
+        if names == ["minimums"]:
+            assert [int(x) for x in re.findall(r"\d+", row[1])] == list(default.minimums)
+        else:
+            values = [_doc_value(v) for v in row[1].split(",")]
+            assert values == [getattr(default, n) for n in names], row
+        seen.update(names)
+    assert seen == {f.name for f in fields(RuleConfig)}
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_preset_table_matches_the_presets(preset):
+    rows = {row[0].strip("`"): row for row in _table_rows(_section("7.")) if len(row) == 8}
+    row = rows[preset]
+    r = load_rules(preset)
+    assert row[1].startswith(f"{r.players} / {r.teams}")
+    assert int(row[2]) == r.decks
+    assert row[3] == f"{r.hand_size} / {r.foot_size}"
+    assert row[4] == f"{r.wild_limit}, {'yes' if r.wild_melds else 'no'}"
+    assert row[5] == f"{r.go_out_clean}, {r.go_out_dirty}, {r.go_out_wild}"
+    assert row[6] == f"{'yes' if r.ask_partner else 'no'}, {'yes' if r.partner_in_foot else 'no'}"
+    assert row[7] == r.tie_break.replace("_", " ")
+
+
+def test_one_deck_opening_bound_in_the_doc_is_the_configs():
+    from handfoot_env.config import _max_meld_value
+    one = load_rules("pagat", players=2, decks=1, hand_size=10, foot_size=10, go_out_clean=0, go_out_dirty=0,
+                     go_out_wild=0)
+    assert f"(with one deck: {_max_meld_value(one)})" in RULES_MD.read_text()
