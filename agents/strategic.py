@@ -453,7 +453,7 @@ class StrategicAgent(Agent):
         late = self._late(view)
         if not rules.wild_melds:
             # without wild melds wild cards only ever go into natural melds, and the round is a race
-            # to go out (RULES.md 7: bicycle): naturals first, then whatever melds the most cards
+            # to go out (docs/rules.md 7: bicycle): naturals first, then whatever melds the most cards
             nat = [m for m in melds if m[3] + m[4] == 0]
             if nat:
                 return max(nat, key=lambda m: (m[2], VALUES[m[1]], -m[0]))[0]

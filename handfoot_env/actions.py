@@ -1,4 +1,4 @@
-"""The fixed action table (INTERFACE.md "Action names").
+"""The fixed action table (docs/interface.md "Action names").
 
 Ids are stable for a given table size; the table does not depend on the rule
 config, so one network can play every preset.
@@ -7,7 +7,7 @@ config, so one network can play every preset.
 ids                   name         meaning
 ====================  ===========  ==================================================
 0                     draw         draw two cards from the stock
-1                     pickup       take the discard pile (RULES.md 4.3)
+1                     pickup       take the discard pile (docs/rules.md 4.3)
 2                     lay_red_three lay one red three, draw its replacement
 3                     cancel_melds take back the provisional melds of an unopened team
 4                     ask_go_out   ask the partner for permission to go out

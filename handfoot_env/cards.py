@@ -1,7 +1,7 @@
 """Card kinds, codes and values.
 
 Suits do not matter in Hand and Foot except for the colour of threes, so the
-engine works with 15 *kinds* (RULES.md section 1).  Every multiset of cards is a
+engine works with 15 *kinds* (docs/rules.md section 1).  Every multiset of cards is a
 count list of length ``NUM_KINDS`` indexed by kind.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ NUM_SLOTS = 12                      # 11 natural ranks + the wild meld
 SLOT_CODES: tuple = CODES[:NUM_RANKS] + ("W",)
 KIND_INDEX = {c: i for i, c in enumerate(CODES)}
 
-#: card value of each kind (RULES.md section 1); a red three left in hand is
+#: card value of each kind (docs/rules.md section 1); a red three left in hand is
 #: scored through the rule field ``red_three_left`` instead of its value.
 VALUES: tuple = (5, 5, 5, 5, 10, 10, 10, 10, 10, 10, 20, 20, 50, 0, 5)
 

@@ -1,4 +1,4 @@
-"""The rule configuration: every rule field of RULES.md section 7.
+"""The rule configuration: every rule field of docs/rules.md section 7.
 
 A :class:`RuleConfig` is immutable and validated.  Build one with
 :func:`load_rules` from a preset name (``pagat``, ``bicycle``, ``six_player``,

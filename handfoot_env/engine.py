@@ -1,6 +1,6 @@
-"""The Hand and Foot rules engine (RULES.md; no PettingZoo here).
+"""The Hand and Foot rules engine (docs/rules.md; no PettingZoo here).
 
-Rules source: ``shared/RULES.md`` (Pagat's partnership game, contributed by
+Rules source: docs/rules.md (Pagat's partnership game, contributed by
 Bill Whitnack, with the clarifications marked there).  Every rule that groups
 vary is a field of :class:`~handfoot_env.config.RuleConfig`.
 
@@ -18,9 +18,9 @@ Turn structure (one ``Phase`` at a time):
 ``GAME_OVER``
 
 Whenever the player whose turn it is holds a red three, ``lay_red_three`` is the
-only legal action (RULES.md 4.1).
+only legal action (docs/rules.md 4.1).
 
-Engine choices beyond RULES.md (documented in docs/rules_engine.md):
+Engine choices beyond docs/rules.md (documented in docs/rules_engine.md):
 
 * ``cancel_melds`` may be used once per turn.  After it, a provisional meld is
   legal only if the opening can still be completed; this bounds the game
@@ -172,7 +172,7 @@ class Game:
         return top + rest
 
     def _deal(self, order: List[int]) -> None:
-        """Deal a round from a shoe in dealing order (RULES.md section 3)."""
+        """Deal a round from a shoe in dealing order (docs/rules.md section 3)."""
         r, n = self.rules, self.n
         rng = random.Random(self.round_seeds[self.round - 1] ^ 0x5EED)
         self.dealer = (n - 1 + self.round - 1) % n
@@ -966,7 +966,7 @@ class Game:
         return g
 
     def state_dict(self) -> dict:
-        """JSON-serialisable snapshot (INTERFACE.md "Game record")."""
+        """JSON-serialisable snapshot (docs/interface.md "Game record")."""
         def melds_of(t: int) -> List[dict]:
             out = [{"rank": SLOT_CODES[s], "naturals": n, "twos": tw, "jokers": j, "book": True}
                    for s, n, tw, j in self.books[t]]

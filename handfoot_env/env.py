@@ -11,7 +11,7 @@ State                  Box(float32, (305,)) perfect information (``state()``)
 =====================  =====================================================
 
 Four players in two partnerships (partners opposite: team 0 = players 0 and 2)
-play four rounds of Hand and Foot (``shared/RULES.md``).  Other presets change
+play four rounds of Hand and Foot (docs/rules.md).  Other presets change
 the number of players and teams (``six_player``: two teams of three;
 ``individual``: three players alone); the spaces then change size.
 
@@ -65,7 +65,7 @@ action and the reason.  ``env()`` wraps it in PettingZoo's
 Reset options
 -------------
 ``reset(seed, options={"shoe": [...], "round": k, "scores": [...]})`` as in
-INTERFACE.md.  ``env.unwrapped.state_dict()`` returns the game record snapshot;
+docs/interface.md.  ``env.unwrapped.state_dict()`` returns the game record snapshot;
 ``env.unwrapped.game`` is the rules engine.
 
 Version history

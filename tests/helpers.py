@@ -1,6 +1,6 @@
 """Helpers for scripted engine tests: stacking a shoe and playing named actions.
 
-A shoe lists the top of the shoe in dealing order (RULES.md section 3): every
+A shoe lists the top of the shoe in dealing order (docs/rules.md section 3): every
 hand in seat order, then every foot in seat order, then the up-card, then the
 stock top-down.  :func:`build_shoe` assembles that list from per-player lists,
 so a test reads like the table it describes::
@@ -135,10 +135,10 @@ def iter_names(names: Iterable[int]) -> List[str]:
 
 
 # --------------------------------------------------------------------------
-# An independent implementation of RULES.md section 6 (scoring), working on
+# An independent implementation of docs/rules.md section 6 (scoring), working on
 # ``Game.state_dict()`` only.  It deliberately shares no code with the engine.
 
-#: card values of RULES.md section 1 (red threes are scored as bonus/penalty)
+#: card values of docs/rules.md section 1 (red threes are scored as bonus/penalty)
 RULE_VALUES = {"4": 5, "5": 5, "6": 5, "7": 5, "8": 10, "9": 10, "10": 10, "J": 10, "Q": 10, "K": 10,
                "A": 20, "2": 20, "JK": 50, "3B": 5}
 
@@ -158,7 +158,7 @@ def book_kind(meld: dict) -> Optional[str]:
 
 
 def expected_round_scores(sd: dict, went_out: Optional[int] = None) -> List[int]:
-    """Round score of every team for the position ``sd`` (a state_dict), by RULES.md section 6.
+    """Round score of every team for the position ``sd`` (a state_dict), by docs/rules.md section 6.
 
     ``went_out`` is the player who went out, if any.  Rule numbers come from
     ``sd["rules"]``.

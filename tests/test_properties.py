@@ -5,7 +5,7 @@ list is non-empty until the game ends, and the action count stays within
 ``max_actions_per_game``.  At sampled positions the legal list agrees with
 ``reason_illegal`` for every action id, and no legal action leads to a dead
 end.  At every round end the round score is recomputed from ``state_dict()``
-with an independent implementation of RULES.md section 6 (tests/helpers.py).
+with an independent implementation of docs/rules.md section 6 (tests/helpers.py).
 Games replay identically from seed + actions, and ``clone()`` is independent
 of the original.
 

@@ -1,4 +1,4 @@
-"""Scripted scenarios: one rule of RULES.md sections 3-6 per test.
+"""Scripted scenarios: one rule of docs/rules.md sections 3-6 per test.
 
 Every test stacks a shoe (tests/helpers.py), plays named actions and checks
 what is legal and what happened.  Seats: team 0 = player_0 and player_2,

@@ -1,11 +1,11 @@
 """Tests of the score keeper (experiments.apps.scoresheet and score, ``handfoot score``).
 
-Expected numbers are worked out by hand from RULES.md section 6 with the pagat
+Expected numbers are worked out by hand from docs/rules.md section 6 with the pagat
 values unless a test says otherwise: card values 4-7: 5, 8-K: 10, A: 20, 2: 20,
 joker: 50, black three: 5; clean / dirty / wild book +500 / +300 / +1500; red
 three laid +100, left -100; going out +100; cards left -value.
 
-The INTERFACE.md example sheet (configs/scoresheets/example.yaml), by hand:
+The docs/interface.md example sheet (configs/scoresheets/example.yaml), by hand:
 
   Us (totals form): melded 120 + 1 clean book 500 + 1 red three 100
                     - 35 left                                            =  685
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "configs" / "scoresheets" / "example.yaml"
 FULL_GAME = ROOT / "configs" / "scoresheets" / "full_game.yaml"
 
-# The sheet exactly as printed in INTERFACE.md ("Score keeper").
+# The sheet exactly as printed in docs/interface.md ("Score keeper").
 INTERFACE_SHEET = """\
 rules: pagat            # optional, default pagat
 teams: [Us, Them]

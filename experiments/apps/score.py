@@ -154,7 +154,7 @@ def _resolve_rules(spec: Any, base_dir: Path | None) -> tuple:
 
 
 def score_sheet(sheet: str | Path | Mapping[str, Any], rules: RulesLike = None) -> SheetResult:
-    """Score a whole sheet: a mapping as in INTERFACE.md or the path of a YAML file.
+    """Score a whole sheet: a mapping as in docs/interface.md or the path of a YAML file.
 
     ``rules``, if given, overrides the sheet's own ``rules``.  Returns a
     :class:`SheetResult` (round scores, running totals, winner); raises
@@ -275,7 +275,7 @@ def score_main(argv: Sequence[str] | None = None) -> int:
     """
     parser = CommandParser(
         prog="handfoot score",
-        description="Score a Hand and Foot score sheet (YAML, see INTERFACE.md 'Score keeper'): "
+        description="Score a Hand and Foot score sheet (YAML, see docs/interface.md 'Score keeper'): "
                     "round scores, running totals and the winner.")
     parser.add_argument("sheet", help="the score sheet, a YAML file")
     parser.add_argument("--json", action="store_true",

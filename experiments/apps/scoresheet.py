@@ -6,7 +6,7 @@ under any rule configuration (:class:`~handfoot_env.config.RuleConfig`).  It dep
 library, PyYAML and :mod:`handfoot_env.cards` / :mod:`handfoot_env.config`, so
 ``handfoot score`` starts fast and never loads PettingZoo or torch.
 
-A team's round is written in one of two forms (INTERFACE.md, "Score keeper"):
+A team's round is written in one of two forms (docs/interface.md, "Score keeper"):
 
 *totals form*, as on a paper sheet::
 
@@ -55,7 +55,7 @@ Cards form, each meld:
     wilds; ``majority``: naturals > wilds;
   * a 7-card meld is a book: clean (no wilds), dirty (some wilds) or wild;
   * a team has at most one unfinished meld of each rank (and one unfinished
-    wild meld) -- RULES.md 4.4.
+    wild meld) -- docs/rules.md 4.4.
   ``left`` is a list of known card codes (any kind; a ``3R`` counts
   ``rules.red_three_left``, a ``3B`` its card value 5).
 Totals form:
@@ -78,7 +78,7 @@ YAML path -- relative to the sheet's folder or the working directory -- or a
 mapping of rule fields); at most ``rules.rounds`` rounds, plus extra rounds
 only under ``tie_break: extra_round`` while the totals are tied.
 
-Not checked: whether the team that went out had the books RULES.md section 5
+Not checked: whether the team that went out had the books docs/rules.md section 5
 asks for (tables vary, some raise the requirement by round, and the sheet
 records what happened), first-meld minimums, and whether counts add up to the
 cards dealt.
