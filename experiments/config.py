@@ -17,9 +17,9 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
-import yaml
 
 from handfoot_env.config import read_yaml as read_yaml_file
+from handfoot_env.safe_yaml import parse_yaml
 
 
 class ConfigError(ValueError):
@@ -181,7 +181,7 @@ def apply_overrides(data: Dict[str, Any], overrides: List[str]) -> Dict[str, Any
         if "=" not in item:
             raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
         key, _, raw = item.partition("=")
-        value = yaml.safe_load(raw)
+        value = parse_yaml(raw, ConfigError, f"--set {key.strip()}")
         node = data
         parts = key.strip().split(".")
         for part in parts[:-1]:

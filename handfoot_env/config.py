@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Tuple, Union
 
 from .cards import NUM_RANKS, PER_DECK, VALUES
+from . import safe_yaml
 
 
 class RuleConfigError(ValueError):
@@ -100,6 +101,18 @@ class RuleConfig:
         return load_rules(self, **overrides)
 
 
+#: bounds of the numeric rule fields (docs/rules.md section 7): wide enough for any table,
+#: narrow enough that a rule set never asks for unbounded work or memory
+LIMITS = {
+    "players": (2, 8), "teams": (2, 8), "decks": (1, 12), "hand_size": (1, 40), "foot_size": (1, 40),
+    "minimums": (0, 100_000), "clean_book": (-1_000_000, 1_000_000), "dirty_book": (-1_000_000, 1_000_000),
+    "wild_book": (-1_000_000, 1_000_000), "red_three_bonus": (-1_000_000, 1_000_000),
+    "red_three_left": (-1_000_000, 1_000_000), "go_out_bonus": (-1_000_000, 1_000_000),
+    "go_out_clean": (0, 50), "go_out_dirty": (0, 50), "go_out_wild": (0, 50),
+}
+#: most rounds in a game (the length of ``minimums``)
+MAX_ROUNDS = 20
+
 _FIELD_TYPES = {
     "players": int, "teams": int, "decks": int, "hand_size": int, "foot_size": int,
     "minimums": tuple, "wild_limit": str, "wild_melds": bool, "clean_book": int,
@@ -126,8 +139,14 @@ def _validate(c: RuleConfig) -> None:
             raise RuleConfigError(f"rule field {f.name!r} must be true or false, got {v!r}")
         if want is str and not isinstance(v, str):
             raise RuleConfigError(f"rule field {f.name!r} must be a string, got {v!r}")
-    if not 2 <= c.players <= 8:
-        raise RuleConfigError(f"rule field 'players' must be between 2 and 8, got {c.players}")
+    for name, (lo, hi) in LIMITS.items():
+        v = getattr(c, name)
+        for x in (v if name == "minimums" else (v,)):
+            if isinstance(x, int) and not isinstance(x, bool) and not lo <= x <= hi:
+                raise RuleConfigError(f"rule field {name!r} must be between {lo} and {hi}, got {x}")
+    if len(c.minimums) > MAX_ROUNDS:
+        raise RuleConfigError(f"rule field 'minimums' holds one minimum per round, at most {MAX_ROUNDS}; "
+                              f"got {len(c.minimums)}")
     if c.teams < 2 or c.players % c.teams:
         raise RuleConfigError(
             f"rule field 'teams' must be at least 2 and divide players ({c.players}) evenly, got {c.teams}")
@@ -139,8 +158,9 @@ def _validate(c: RuleConfig) -> None:
     if c.tie_break not in ("draw", "extra_round"):
         raise RuleConfigError(f"rule field 'tie_break' must be 'draw' or 'extra_round', got {c.tie_break!r}")
     if isinstance(c.pile_take, bool) or not (
-            (isinstance(c.pile_take, int) and c.pile_take >= 1) or c.pile_take == "all"):
-        raise RuleConfigError(f"rule field 'pile_take' must be a positive integer or 'all', got {c.pile_take!r}")
+            (isinstance(c.pile_take, int) and 1 <= c.pile_take <= 1000) or c.pile_take == "all"):
+        raise RuleConfigError(f"rule field 'pile_take' must be an integer from 1 to 1000 or 'all', "
+                              f"got {c.pile_take!r}")
     for name in ("go_out_clean", "go_out_dirty", "go_out_wild"):
         if getattr(c, name) < 0:
             raise RuleConfigError(f"rule field {name!r} must be non-negative, got {getattr(c, name)}")
@@ -301,16 +321,8 @@ def _check_preset(name: str) -> str:
 
 
 def read_yaml(path: Union[str, Path], error: type = RuleConfigError, what: str = "rule file") -> Any:
-    """The parsed content of a YAML file (``None`` when empty); ``error`` names a missing or bad file."""
-    import yaml
-
-    p = Path(path)
-    if not p.is_file():
-        raise error(f"{what} {str(p)!r} does not exist")
-    try:
-        return yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise error(f"{p}: not valid YAML: {e}") from None
+    """The parsed content of a YAML file (``None`` when empty), read by :mod:`handfoot_env.safe_yaml`."""
+    return safe_yaml.read_yaml(path, error, what)
 
 
 def load_yaml(path: Union[str, Path]) -> RuleConfig:

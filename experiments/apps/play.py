@@ -19,7 +19,6 @@ import sys
 import time
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
-import yaml
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -46,6 +45,7 @@ from handfoot_env.record import board_after, save_record
 from experiments.apps.table import score_sheet
 from experiments.config import CommandParser
 from experiments.config import command
+from handfoot_env.safe_yaml import parse_yaml
 
 InputFn = Callable[[str], str]
 
@@ -249,7 +249,7 @@ def _parse_overrides(items: Sequence[str]) -> dict:
         if "=" not in it:
             raise RuleConfigError(f"--rule expects FIELD=VALUE, got {it!r}")
         k, v = it.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
+        out[k.strip()] = parse_yaml(v, RuleConfigError, f"--rule {k.strip()}")
     return out
 
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from experiments.apps.scoresheet import ScoreSheetError, _show, _show_item, _suggest, score_round
 from handfoot_env.config import PRESETS, RuleConfig, RuleConfigError, RulesLike, load_rules
 from handfoot_env.scoring import BREAKDOWN_KEYS, BREAKDOWN_LABELS
 from experiments.config import CommandParser
 from experiments.config import command
+from handfoot_env.safe_yaml import MAX_YAML_BYTES, parse_yaml
 
 
 @dataclass
@@ -71,41 +71,6 @@ def _leader(totals: Mapping[str, int]) -> str | None:
     return leaders[0] if len(leaders) == 1 else None
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key written twice in one mapping (e.g. a team twice in a round)."""
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    "while reading a mapping", node.start_mark,
-                    f"found the key {key!r} twice (first at line {seen[key] + 1})", key_node.start_mark)
-            seen[key] = key_node.start_mark.line
-        except TypeError:   # unhashable key: let PyYAML report it
-            pass
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    """One line for a YAML error: where and what, without PyYAML's source excerpts."""
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None)
-    if mark is None or not problem:
-        return "not valid YAML: " + " ".join(str(e).split())
-    text = f"not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    context, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
-    if context:
-        text += f" ({context}" + (f" at line {cmark.line + 1}, column {cmark.column + 1}" if cmark else "") + ")"
-    return text
-
-
 def load_sheet(path: str | Path) -> dict[str, Any]:
     """Read a YAML score sheet; :class:`ScoreSheetError` if missing, unreadable or not valid YAML."""
     p = Path(path)
@@ -114,13 +79,12 @@ def load_sheet(path: str | Path) -> dict[str, Any]:
     if not p.is_file():
         raise ScoreSheetError("not a file", source=str(p))
     try:
+        if p.stat().st_size > MAX_YAML_BYTES:
+            raise ScoreSheetError(f"larger than {MAX_YAML_BYTES:,} bytes", source=str(p))
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ScoreSheetError(f"cannot read: {e}", source=str(p)) from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as e:
-        raise ScoreSheetError(_yaml_problem(e), source=str(p)) from None
+    data = parse_yaml(text, lambda msg: ScoreSheetError(msg, source=str(p)))
     if not isinstance(data, Mapping):
         raise ScoreSheetError(f"a score sheet is a mapping with 'teams' and 'rounds' (and optional 'rules'), "
                               f"got {_show(data) if data is not None else 'an empty file'}", source=str(p))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Dict, Optional
+from handfoot_env.safe_yaml import read_yaml
+from handfoot_env.config import load_rules
 
 ROW_KINDS = ("engine", "aec", "vecenv", "selfplay", "openspiel", "openspiel_rl", "rlcard")
 
@@ -46,7 +48,6 @@ def _find_config(name: str) -> Optional[Path]:
 
 def load_config(path: Optional[str] = None, quick: bool = False) -> Dict[str, Any]:
     """The bench settings: DEFAULTS, then the YAML file, then the quick overrides."""
-    import yaml
     cfg = dict(DEFAULTS)
     if path is None:
         path_found = _find_config("quick.yaml" if quick else "default.yaml")
@@ -55,7 +56,7 @@ def load_config(path: Optional[str] = None, quick: bool = False) -> Dict[str, An
         if path_found is None:
             raise BenchConfigError(f"config file {path!r} not found")
     if path_found is not None:
-        data = yaml.safe_load(path_found.read_text()) or {}
+        data = read_yaml(path_found, BenchConfigError, "config file") or {}
         if not isinstance(data, dict):
             raise BenchConfigError(f"{path_found}: expected a mapping of fields")
         cfg = _merge(cfg, data, str(path_found))
@@ -85,7 +86,6 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
     il = cfg["interleave"]
     if isinstance(il, bool) or not isinstance(il, int) or il < 1:
         raise BenchConfigError(f"interleave must be a positive integer, got {il!r}")
-    from handfoot_env.config import load_rules
     for p in list(cfg["presets"]) + list(cfg["growth_presets"] or []):
         try:
             load_rules(p)
