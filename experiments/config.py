@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
 
+from handfoot_env.config import check_seed
 from handfoot_env.config import read_yaml as read_yaml_file
 from handfoot_env.safe_yaml import parse_yaml
 
@@ -67,6 +68,31 @@ def command(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
                 return 2
         return run
     return wrap
+
+
+def output_file_error(path: Union[str, Path], flag: str) -> Optional[str]:
+    """Why ``path`` cannot be written as an output file of ``flag`` (one line), or None.
+
+    Asked before any work starts, so that a game is not played, or a page built, only to
+    fail at the end.
+    """
+    p = Path(path)
+    if p.is_dir():
+        return f"{flag} {path}: is a directory"
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        return f"{flag} {path}: folder {str(parent)!r} does not exist"
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        return f"{flag} {path}: not writable"
+    return None
+
+
+def seed_arg(text: str) -> int:
+    """``--seed`` on the command line: an integer from 0 to 2**63-1 (:func:`handfoot_env.config.check_seed`)."""
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to 2**63-1, got {text!r}") from None
 
 
 class CommandParser(argparse.ArgumentParser):

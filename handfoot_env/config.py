@@ -13,12 +13,30 @@ Bad input raises :class:`RuleConfigError` naming the field and the problem.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping, Tuple, Union
 
 from .cards import NUM_RANKS, PER_DECK, VALUES
 from . import safe_yaml
+
+
+#: seeds are integers from 0 to MAX_SEED, everywhere (reset, agents, evaluation, training, commands)
+MAX_SEED = 2 ** 63 - 1
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """``seed`` as an int if it is an integer from 0 to :data:`MAX_SEED`; else ``ValueError`` naming ``name``."""
+    if isinstance(seed, bool):
+        raise ValueError(f"{name} must be an integer from 0 to 2**63-1, got {seed!r}")
+    try:
+        value = operator.index(seed)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer from 0 to 2**63-1, got {type(seed).__name__} {seed!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer from 0 to 2**63-1, got {value}")
+    return value
 
 
 class RuleConfigError(ValueError):

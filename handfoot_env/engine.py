@@ -73,7 +73,7 @@ from .cards import (
     deck_counts,
     kind_of,
 )
-from .config import RuleConfig, RulesLike, load_rules
+from .config import RuleConfig, RulesLike, check_seed, load_rules
 from .melds import (
     BOOK_SIZE,
     CLEAN,
@@ -128,23 +128,31 @@ class Game:
     # ------------------------------------------------------------------ setup
     def reset(self, seed: Optional[int] = None, shoe: Optional[Sequence[str]] = None,
               round: int = 1, scores: Optional[Sequence[int]] = None) -> None:
-        """Start a new game.  ``shoe`` stacks the top of the first deal's shoe."""
+        """Start a new game.  ``shoe`` stacks the top of the first deal's shoe.
+
+        Atomic: every argument is checked, and the first deal built, before any state
+        changes; a ``ValueError`` leaves the game exactly as it was.
+        """
         r = self.rules
         if seed is None:
             seed = random.SystemRandom().randrange(2 ** 31)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
+        seed = check_seed(seed)
         if isinstance(round, bool) or not isinstance(round, int) or not 1 <= round <= r.rounds:
             raise ValueError(f"round must be an integer from 1 to {r.rounds}, got {round!r}")
         if scores is None:
             scores = [0] * self.num_teams
+        if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
+            raise ValueError(f"scores must be a list of {self.num_teams} integers (one per team), "
+                             f"got {type(scores).__name__}")
         scores = list(scores)
         if len(scores) != self.num_teams or not all(isinstance(s, int) and not isinstance(s, bool) for s in scores):
             raise ValueError(f"scores must be {self.num_teams} integers (one per team), got {scores!r}")
-        self.seed = seed
         master = random.Random(seed)
         # one seed per deal, so that a clone needs no random-generator state
-        self.round_seeds = [master.randrange(2 ** 62) for _ in range(r.rounds + 2)]
+        round_seeds = [master.randrange(2 ** 62) for _ in range(r.rounds + 2)]
+        order = self._make_shoe(shoe, random.Random(round_seeds[round - 1]))
+        self.seed = seed
+        self.round_seeds = round_seeds
         self.scores = scores
         self.round_scores: List[List[int]] = []
         self.round_details: List[dict] = []
@@ -154,12 +162,18 @@ class Game:
         self.action_count = 0
         self.history: List[Tuple[int, int]] = []
         self.round = round
-        self._deal(self._make_shoe(shoe, random.Random(self.round_seeds[round - 1])))
+        self._deal(order)
 
     def _make_shoe(self, shoe: Optional[Sequence[str]], rng: random.Random) -> List[int]:
         counts = deck_counts(self.rules.decks)
         top: List[int] = []
+        if shoe is not None and (isinstance(shoe, (str, bytes)) or not isinstance(shoe, Sequence)):
+            raise ValueError(f"shoe must be a list of card codes such as ['K', '3R', 'JK'], got {type(shoe).__name__}")
+        if shoe is not None and len(shoe) > sum(counts):
+            raise ValueError(f"shoe lists {len(shoe)} cards, but the {self.rules.decks} decks hold {sum(counts)}")
         for i, code in enumerate(shoe or ()):
+            if not isinstance(code, str):
+                raise ValueError(f"shoe card at position {i} must be a card code string, got {type(code).__name__}")
             k = kind_of(code)
             if counts[k] == 0:
                 raise ValueError(

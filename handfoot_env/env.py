@@ -59,7 +59,7 @@ Illegal actions
 ---------------
 ``raw_env`` raises :class:`~handfoot_env.engine.IllegalActionError` naming the
 action and the reason.  ``env()`` wraps it in PettingZoo's
-``TerminateIllegalWrapper`` (the offender gets -1, the game ends),
+``TerminateIllegalWrapper`` (the offender and its partners get -1, the game ends),
 ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``.
 
 Reset options
@@ -301,6 +301,21 @@ def _forward(name: str, check_reset: bool) -> property:
 
 
 class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    def step(self, action) -> None:
+        raw = self._raw
+        offender = raw.agent_selection
+        was_terminated = self._terminated
+        super().step(action)
+        if self._terminated and not was_terminated:
+            # partners share every reward: the offender's teammates get its -1 too
+            game, seat = raw.game, raw.agent_name_mapping
+            team = game.team_of[seat[offender]]
+            value = float(self._illegal_value)
+            for a in raw.agents:
+                if a != offender and game.team_of[seat[a]] == team:
+                    raw.rewards[a] = value
+                    raw._cumulative_rewards[a] += value
+
     def observe(self, agent: str):
         obs = self.env.observe(agent)
         raw = self._raw

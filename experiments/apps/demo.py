@@ -22,12 +22,14 @@ from rich.text import Text
 from agents.base import agent_action
 from agents.registry import make_agent
 from experiments.apps.table import make_console, score_sheet, table_renderable, team_label
-from handfoot_env.config import PRESETS, RuleConfigError, load_rules
+from handfoot_env.config import PRESETS, load_rules
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.record import board_after, make_record, save_record
-from experiments.apps.viewer import html_error, write_html
+from experiments.apps.viewer import write_html
 from experiments.config import CommandParser
 from experiments.config import command
+from experiments.config import seed_arg
+from experiments.config import output_file_error
 
 DEFAULT_AGENTS = ("strategic", "greedy")
 
@@ -93,7 +95,7 @@ def demo_main(argv: Optional[Sequence[str]] = None, stdout: Optional[TextIO] = N
                     help="agent for team 0, then team 1 (random, greedy, strategic, policy:PATH); "
                          "default: strategic greedy")
     ap.add_argument("--rules", default="pagat", metavar="PRESET", help="rules preset or YAML file (default pagat)")
-    ap.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
+    ap.add_argument("--seed", type=seed_arg, default=0, help="deal seed (default 0)")
     ap.add_argument("--save", default=None, metavar="FILE", help="save the game record (JSON)")
     ap.add_argument("--html", default=None, metavar="OUT.html",
                     help="also write the game as one self-contained web page (a card table to step through)")
@@ -101,16 +103,10 @@ def demo_main(argv: Optional[Sequence[str]] = None, stdout: Optional[TextIO] = N
     args = ap.parse_args(list(argv) if argv is not None else None)
     out = stdout if stdout is not None else sys.stdout
     console = make_console(out, args.width or (None if out is sys.stdout else 110))
-    if args.html:
-        problem = html_error(args.html)
-        if problem:
-            print(f"handfoot demo: error: {problem}", file=sys.stderr)
-            return 2
-    try:
-        run_demo(args.agents, args.rules, args.seed, console, args.save, args.html)
-    except (RuleConfigError, ValueError, ImportError, FileNotFoundError) as e:
-        print(f"handfoot demo: error: {e}", file=sys.stderr)
-        return 2
+    for flag, path in (("--html", args.html), ("--save", args.save)):
+        if path and (problem := output_file_error(path, flag)):
+            raise ValueError(problem)
+    run_demo(args.agents, args.rules, args.seed, console, args.save, args.html)
     return 0
 
 

@@ -46,6 +46,8 @@ from experiments.apps.table import score_sheet
 from experiments.config import CommandParser
 from experiments.config import command
 from handfoot_env.safe_yaml import parse_yaml
+from experiments.config import seed_arg
+from experiments.config import output_file_error
 
 InputFn = Callable[[str], str]
 
@@ -283,7 +285,7 @@ def play_parser() -> argparse.ArgumentParser:
                     help="rules preset (pagat, bicycle, six_player, individual) or YAML file (default pagat)")
     ap.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
                     help="override one rule field, e.g. --rule pile_take=all (repeatable)")
-    ap.add_argument("--seed", type=int, default=None, help="deal seed (default: random, printed)")
+    ap.add_argument("--seed", type=seed_arg, default=None, help="deal seed (default: random, printed)")
     ap.add_argument("--save", metavar="FILE", default=None,
                     help="save the game record (JSON) here at the end, also when you quit")
     ap.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
@@ -308,13 +310,15 @@ def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] 
             input_fn = _input_from(stdin, out)
         else:
             input_fn = input
+    if args.save and (problem := output_file_error(args.save, "--save")):
+        raise ValueError(problem)
     try:
         rules = load_rules(args.rules, **_parse_overrides(args.rule))
     except RuleConfigError as e:
-        print(f"handfoot play: {e}", file=err)
+        print(f"handfoot play: error: {e}", file=err)
         return 2
     if not 0 <= args.seat < rules.players:
-        print(f"handfoot play: --seat must be between 0 and {rules.players - 1}, got {args.seat}", file=err)
+        print(f"handfoot play: error: --seat must be between 0 and {rules.players - 1}, got {args.seat}", file=err)
         return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2 ** 31)
     game = Game(rules)
@@ -322,7 +326,7 @@ def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] 
     try:
         game.reset(seed=seed, shoe=shoe)
     except ValueError as e:
-        print(f"handfoot play: {e}", file=err)
+        print(f"handfoot play: error: {e}", file=err)
         return 2
     human = args.seat
     agents: Dict[int, object] = {}
@@ -336,7 +340,7 @@ def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] 
             ag = make_agent(spec, seed * 100 + p)
             ag.reset(p, rules, seed * 100 + p)
         except Exception as e:  # a bad spec or an unreadable checkpoint: a message, not a traceback
-            print(f"handfoot play: cannot create agent {spec!r} for player_{p}: {e}", file=err)
+            print(f"handfoot play: error: cannot create agent {spec!r} for player_{p}: {e}", file=err)
             return 2
         agents[p] = ag
         labels.append(spec)

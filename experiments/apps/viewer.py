@@ -28,6 +28,7 @@ from handfoot_env.cards import CODES, SLOT_CODES
 from handfoot_env.record import check_record, positions
 from handfoot_env.render_image import table_snapshot
 from experiments.apps.table import describe_action
+from experiments.config import output_file_error
 
 #: snapshot fields that are lists with one entry per seat or team, stored entry by entry
 PER_INDEX = ("hands", "feet", "melds", "books")
@@ -182,13 +183,7 @@ def write_html(record: Mapping[str, Any], out: Union[str, Path], source: str = "
 
 def html_error(out: Union[str, Path]) -> Optional[str]:
     """Why ``out`` cannot be written as the page (one line), or ``None``."""
-    p = Path(out)
-    if p.is_dir():
-        return f"--html {out}: is a directory"
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        return f"--html {out}: folder {str(parent)!r} does not exist"
-    return None
+    return output_file_error(out, "--html")
 
 
 __all__ = ["viewer_data", "build_html", "write_html", "render_page", "script_json", "html_error", "PER_INDEX"]

@@ -75,6 +75,7 @@ from experiments.bench.report import _growth, _targets, print_results, save
 from experiments.bench.timing import _Clock, _GameRunner, _rates
 from experiments.config import CommandParser
 from experiments.config import command
+from experiments.config import seed_arg
 
 # ------------------------------------------------------------------------------ config
 
@@ -421,7 +422,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rows", help=f"comma-separated row kinds ({','.join(ROW_KINDS)})")
     p.add_argument("--presets", help="comma-separated rules presets (default pagat,bicycle)")
     p.add_argument("--clock", choices=("cpu", "wall"), help="cpu (process time, default) or wall")
-    p.add_argument("--seed", type=int, help="seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, help="seed (default 0)")
     p.add_argument("--json", action="store_true", help="print bench.json instead of the table")
     return p
 

@@ -15,6 +15,7 @@ import time
 from typing import List, Optional
 
 from experiments.bench.bench import play_aec_game
+from experiments.config import seed_arg
 
 
 def play(env, games: int, seed: int) -> int:
@@ -27,7 +28,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.bench.profile_aec", description=__doc__.splitlines()[0])
     p.add_argument("--rules", default="pagat", help="rules preset (default pagat)")
     p.add_argument("--games", type=int, default=60, help="games to play (default 60)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0)
     p.add_argument("--warmup", type=int, default=5, help="untimed games first, to fill the caches (default 5)")
     p.add_argument("--cprofile", type=int, metavar="N", help="run under cProfile and print the top N functions")
     args = p.parse_args(argv)

@@ -14,6 +14,7 @@ from experiments.evaluation.harness import EvalConfig, EvalConfigError, load_con
 from experiments.evaluation.report import print_results
 from experiments.config import CommandParser
 from experiments.config import command
+from experiments.config import seed_arg
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,7 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--agents", nargs="+", metavar="SPEC",
                    help="agent specs: random, greedy, strategic, policy:PATH")
     p.add_argument("--games", type=int, help="duplicate deals per pairing (each is two games); default 100")
-    p.add_argument("--seed", type=int, help="match seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, help="match seed (default 0)")
     p.add_argument("--workers", help="worker processes, or 'auto' for one per core (default 1)")
     p.add_argument("--rules", help="rules preset or YAML file (default pagat)")
     p.add_argument("--out", help="run folder (default runs/eval/<agents>-seed<seed>)")
@@ -71,7 +72,9 @@ def evaluate_main(argv: Optional[List[str]] = None) -> int:
                 try:
                     cfg.workers = int(w)
                 except ValueError:
-                    return fail(f"--workers must be an integer or 'auto', got {w!r}")
+                    return fail(f"--workers must be a positive integer or 'auto', got {w!r}")
+                if cfg.workers < 1:
+                    return fail(f"--workers must be a positive integer or 'auto' (one per core), got {w!r}")
         if args.records:
             cfg.records = True
         if args.no_plots:

@@ -73,6 +73,7 @@ from handfoot_env.config import RuleConfig, RuleConfigError, load_rules, read_ya
 from handfoot_env.engine import Game, max_actions_per_game
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
+from handfoot_env.config import check_seed
 
 
 class EvalConfigError(ValueError):
@@ -119,8 +120,10 @@ class EvalConfig:
                 raise EvalConfigError(f"'{name}' must be an integer, got {v!r}")
         if self.games < 1:
             raise EvalConfigError(f"'games' (duplicate deals per pairing) must be at least 1, got {self.games}")
-        if self.seed < 0:
-            raise EvalConfigError(f"'seed' must be non-negative, got {self.seed}")
+        try:
+            check_seed(self.seed, "'seed'")
+        except ValueError as e:
+            raise EvalConfigError(str(e)) from None
         if self.workers < 0:
             raise EvalConfigError(f"'workers' must be 0/auto or a positive integer, got {self.workers}")
         for name in ("records", "plots", "progress"):
@@ -159,6 +162,8 @@ def load_config(path: Union[str, Path]) -> EvalConfig:
     unknown = sorted(set(data) - known)
     if unknown:
         raise EvalConfigError(f"{p}: unknown field {unknown[0]!r}; known fields: {', '.join(sorted(known))}")
+    if data.get("workers") == 0 and not isinstance(data.get("workers"), bool):
+        raise EvalConfigError(f"{p}: 'workers' must be a positive integer or 'auto' (one per core), got 0")
     cfg = EvalConfig(**data)
     if isinstance(cfg.rules, str) and not Path(cfg.rules).is_absolute() and cfg.rules.endswith((".yaml", ".yml")):
         # a rules file relative to the config file or to the working directory
