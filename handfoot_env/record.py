@@ -48,6 +48,8 @@ from .config import RuleConfigError, load_rules
 from .engine import GAME_OVER, Game, IllegalActionError
 
 FORMAT = "handfoot-record"
+#: the largest record file read
+MAX_RECORD_BYTES = 20_000_000
 VERSION = 1
 
 PathLike = Union[str, Path]
@@ -202,12 +204,18 @@ def _from_evaluate(rec: Mapping[str, Any]) -> dict:
 def load_record(path: PathLike) -> dict:
     """Read and structurally check a record file (:class:`RecordError` if it is not one)."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise RecordError(f"record file {str(p)!r} does not exist")
+    if not p.is_file():
+        raise RecordError(f"record file {str(p)!r} is not a file")
+    if p.stat().st_size > MAX_RECORD_BYTES:
+        raise RecordError(f"{p}: larger than {MAX_RECORD_BYTES:,} bytes (a record of a long game is under 1 MB)")
     try:
-        data = json.loads(p.read_text())
+        data = json.loads(p.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise RecordError(f"{p}: not a JSON file: {e}") from None
+    except RecursionError:
+        raise RecordError(f"{p}: not a record: JSON nested too deeply") from None
     try:
         return check_record(data)
     except RecordError as e:

@@ -210,6 +210,22 @@ def test_bad_input_is_one_line_and_exit_2(argv, capsys, monkeypatch):
     assert "\n" not in err and "Traceback" not in err
 
 
+def test_hostile_records_are_one_line(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert handfoot(["replay", str(deep)]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
+    assert handfoot(["demo", "--seed", "1", "--save", str(tmp_path / "g.json")]) == 0
+    capsys.readouterr()
+    rec = json.loads((tmp_path / "g.json").read_text())
+    for shoe in ("KQJ", [1, 2], {"K": 1}):
+        rec.setdefault("options", {})["shoe"] = shoe
+        (tmp_path / "bad.json").write_text(json.dumps(rec))
+        assert handfoot(["replay", str(tmp_path / "bad.json"), "--check"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("handfoot replay: error:") and "shoe" in err and "\n" not in err
+
+
 def test_fuzzed_files_never_give_a_traceback(tmp_path, capsys):
     """Random and mutated YAML, JSON records and score sheets thrown at every command that reads a file."""
     rng = random.Random(7)
