@@ -37,7 +37,6 @@ only for ``backend: rllib``.
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import sys
 import time
@@ -57,10 +56,8 @@ from agents.rllib_policy import LEARNER, actor_weights
 from experiments.config import config_to_dict
 from experiments.ray_cluster import init_ray, require_ray, resolve_address, shutdown_ray
 from experiments.runs import (
-    end_session,
     open_run,
     session_info,
-    start_session,
     write_json,
 )
 from experiments.training.config import rllib_settings, total_envs, validate_config
@@ -74,6 +71,7 @@ from experiments.training.rllib_env import (
 from experiments.training.rllib_module import module_spec
 from experiments.training.trainer import Trainer
 from handfoot_env.config import load_rules
+from experiments.training.trainer import run_session
 
 
 def env_config(cfg: Any, seed: int) -> Dict[str, Any]:
@@ -218,6 +216,17 @@ class RLlibTrainer(Trainer):
             self.state["next_eval"] = ev.every_timesteps if ev.every_timesteps > 0 else None
         if self.state["next_checkpoint"] is None:
             self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
+
+    def session_started(self, info: Dict[str, Any]) -> str:
+        s = self.settings
+        info["seeds"]["envs"] = (f"base {self.env_seed}, per env: SeedSequence([base, env runner index, "
+                                 f"vector index])")
+        info["ray"]["cluster_resources"] = {k: v for k, v in ray.cluster_resources().items()
+                                            if k in ("CPU", "GPU", "memory")}
+        info["ray"]["nodes"] = len([n for n in ray.nodes() if n.get("Alive")])
+        return (f"run folder: {self.run} (RLlib PPO, {s['num_env_runners']} env runner(s) x "
+                f"{s['num_envs_per_env_runner']} envs, Ray {info['ray']['address']})"
+                + (f" (resumed from {self.resume} at {self.timesteps:,} steps)" if self.resume else ""))
 
     def sync(self, snapshots: bool = False) -> None:   # RLlib syncs the learner itself
         pass
@@ -364,26 +373,4 @@ def train(cfg: Any, resume: Any = None, quiet: bool = False, argv: Optional[List
     info["versions"]["ray"] = ray.__version__
     info["ray"] = {"address": resolve_address(s["address"]) or "local", "num_env_runners": s["num_env_runners"],
                    "num_envs_per_env_runner": s["num_envs_per_env_runner"]}
-    random.seed(cfg.seed)
-    np.random.seed(cfg.seed)
-    trainer = RLlibTrainer(cfg, run, resume=ck, quiet=quiet)
-    t0 = time.perf_counter()
-    history: List[Dict[str, Any]] = []
-    try:
-        trainer.setup()
-        info["seeds"]["envs"] = (f"base {trainer.env_seed}, per env: SeedSequence([base, env runner index, "
-                                 f"vector index])")
-        info["ray"]["cluster_resources"] = {k: v for k, v in ray.cluster_resources().items()
-                                            if k in ("CPU", "GPU", "memory")}
-        info["ray"]["nodes"] = len([n for n in ray.nodes() if n.get("Alive")])
-        history = start_session(run, info)
-        trainer.log(f"run folder: {run} (RLlib PPO, {s['num_env_runners']} env runner(s) x "
-                    f"{s['num_envs_per_env_runner']} envs, Ray {info['ray']['address']})"
-                    + (f" (resumed from {ck} at {trainer.timesteps:,} steps)" if ck else ""))
-        trainer.learn()
-        result = trainer.finish()
-    finally:
-        trainer.close()
-    result["wall_s"] = time.perf_counter() - t0
-    end_session(run, history, result["wall_s"])
-    return result
+    return run_session(RLlibTrainer(cfg, run, resume=ck, quiet=quiet), info)

@@ -2,16 +2,14 @@
 """
 from __future__ import annotations
 
-import random
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
-import numpy as np
 
-from experiments.runs import end_session, open_run, session_info, start_session
+from experiments.runs import open_run, session_info
 from experiments.training.config import TrainConfig
 from experiments.training.trainer import Trainer
+from experiments.training.trainer import run_session
 
 
 def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bool = False,
@@ -24,21 +22,4 @@ def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bo
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"python/numpy/torch": cfg.seed, "envs": None,
                                         "evaluation": cfg.evaluation.seed})
-    random.seed(cfg.seed)
-    np.random.seed(cfg.seed)
-    trainer = Trainer(cfg, run, resume=ck, quiet=quiet)
-    t0 = time.perf_counter()
-    history: List[Dict[str, Any]] = []
-    try:
-        trainer.setup()
-        info["seeds"]["envs"] = f"worker i: {trainer.env_seed} + i"
-        history = start_session(run, info)
-        resumed = f" (resumed from {ck} at {trainer.model.num_timesteps:,} steps)" if ck else ""
-        trainer.log(f"run folder: {run}{resumed}")
-        trainer.learn()
-        result = trainer.finish()
-    finally:
-        trainer.close()
-    result["wall_s"] = time.perf_counter() - t0
-    end_session(run, history, result["wall_s"])
-    return result
+    return run_session(Trainer(cfg, run, resume=ck, quiet=quiet), info)

@@ -83,6 +83,8 @@ from experiments.runs import _json_default, write_json
 from experiments.training.config import TrainConfig, env_kwargs
 from experiments.training.sb3 import HandFootPolicy, build_model
 from experiments.training.selfplay import make_vec_env
+import random
+from experiments.runs import end_session, start_session
 
 # =========================================================================== config
 
@@ -378,6 +380,12 @@ class Trainer:
         return {"run": str(self.run), "timesteps": steps, "final_eval": final, "best_step": self.state.get("best_step"),
                 "best_score": self.state.get("best_score")}
 
+    def session_started(self, info: Dict[str, Any]) -> str:
+        """After :meth:`setup`: complete the session's provenance ``info``; the line to log."""
+        info["seeds"]["envs"] = f"worker i: {self.env_seed} + i"
+        resumed = f" (resumed from {self.resume} at {self.model.num_timesteps:,} steps)" if self.resume else ""
+        return f"run folder: {self.run}{resumed}"
+
     def close(self) -> None:
         try:
             self.venv.close()
@@ -392,3 +400,27 @@ class Trainer:
 
 # =========================================================================== entry points
 
+
+def run_session(trainer: Trainer, info: Dict[str, Any]) -> Dict[str, Any]:
+    """Run one training session of any backend's ``trainer``, recording it in the run's ``run.json``.
+
+    Seeds Python's and NumPy's generators from the config, sets the trainer up, lets the
+    backend complete ``info`` (:meth:`Trainer.session_started`), learns, finishes (final
+    checkpoint and evaluation) and always closes the trainer; returns its result with ``wall_s``.
+    """
+    random.seed(trainer.cfg.seed)
+    np.random.seed(trainer.cfg.seed)
+    t0 = time.perf_counter()
+    history: List[Dict[str, Any]] = []
+    try:
+        trainer.setup()
+        line = trainer.session_started(info)
+        history = start_session(trainer.run, info)
+        trainer.log(line)
+        trainer.learn()
+        result = trainer.finish()
+    finally:
+        trainer.close()
+    result["wall_s"] = time.perf_counter() - t0
+    end_session(trainer.run, history, result["wall_s"])
+    return result
