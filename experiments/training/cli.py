@@ -16,6 +16,7 @@ from experiments.evaluation.summary import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
 from experiments.training.run import train
+from experiments.training.trainer import TrainingInterrupted
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,7 +66,18 @@ def train_main(argv: Optional[List[str]] = None) -> int:
     except ConfigError as e:
         print(f"handfoot train: config error: {e}", file=sys.stderr)
         return 2
-    result = train(cfg, resume=args.resume, quiet=args.quiet, argv=["handfoot", "train"] + argv)
+    try:
+        result = train(cfg, resume=args.resume, quiet=args.quiet, argv=["handfoot", "train"] + argv)
+    except ConfigError as e:
+        print(f"handfoot train: config error: {e}", file=sys.stderr)
+        return 2
+    except TrainingInterrupted as e:
+        print(f"handfoot train: {e}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("handfoot train: interrupted (no checkpoint: training had not started or was stopped twice)",
+              file=sys.stderr)
+        return 130
     fe = result.get("final_eval")
     print(f"run folder: {result['run']}  ({result['timesteps']:,} timesteps, {result['wall_s']:.0f}s)")
     if fe:
