@@ -220,3 +220,20 @@ def test_old_checkpoint_with_snapshots_pkl_is_refused_and_runs_nothing(tmp_path,
     (ck / "snapshots.pkl").unlink()
     assert train_main(["--resume", str(ck), "--quiet"]) == 2
     assert "model_state.npz" in capsys.readouterr().err
+
+
+def test_rllib_resume_needs_the_trust_switch(tmp_path):
+    pytest.importorskip("ray.rllib")
+    from experiments.config import config_from_dict
+    from experiments.training.config import TrainConfig
+    from experiments.training.run import train
+    marker = tmp_path / "pwned"
+    run = tmp_path / "runs" / "r"
+    ck = _fake_checkpoint(run, backend="rllib")
+    (ck / "algorithm").mkdir()
+    (ck / "algorithm" / "class_and_ctor_args.pkl").write_bytes(evil_pickle(marker))
+    cfg = config_from_dict(TrainConfig, {"backend": "rllib", "progress": False, "network": {"pi": [8], "vf": [8]},
+                                         "evaluation": {"opponents": ["random"]}})
+    with pytest.raises(ConfigError, match="HANDFOOT_TRUST_PICKLE=1"):
+        train(cfg, resume=ck, quiet=True)
+    assert not marker.exists()
