@@ -268,3 +268,24 @@ def test_checkpoints_leave_no_temporary_folders(tmp_path):
     names = {p.name for p in run.iterdir()}
     assert {"best", "final"} <= names and not any(n.endswith((".tmp", ".old")) or ".old-" in n for n in names)
     assert np.load(run / "best" / "actor.npz", allow_pickle=False)["visible"] > 0
+    assert (run / "best" / "eval.json").exists()             # written inside the folder before the swap
+
+
+def test_old_checkpoint_format_resumes_with_the_trust_switch(tmp_path, monkeypatch):
+    """A checkpoint of an older version (snapshots.pkl, model.zip) still resumes when the user trusts it."""
+    import pickle
+
+    cfg = tiny_config(tmp_path, total_timesteps=256, checkpoint_every=128,
+                      evaluation={"every_timesteps": 0, "final_deals": 0})
+    run = Path(train(cfg, quiet=True)["run"])
+    ck = run / "checkpoints" / "step_000000256"
+    pool = trainer_mod.load_snapshots(ck / "snapshots.npz")
+    assert pool
+    (ck / "snapshots.pkl").write_bytes(pickle.dumps(pool))
+    (ck / "snapshots.npz").unlink()
+    (ck / "model_state.npz").unlink()
+    monkeypatch.delenv("HANDFOOT_TRUST_PICKLE", raising=False)
+    assert train_main(["--resume", str(run), "--set", "total_timesteps=384", "--quiet"]) == 2
+    monkeypatch.setenv("HANDFOOT_TRUST_PICKLE", "1")
+    assert train_main(["--resume", str(run), "--set", "total_timesteps=384", "--quiet"]) == 0
+    assert json.loads((run / "final" / "trainer.json").read_text())["num_timesteps"] == 384

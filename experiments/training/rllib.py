@@ -292,14 +292,14 @@ class RLlibTrainer(Trainer):
         self.run_schedules(steps)
 
     # -------------------------------------------------------- checkpoints
-    def checkpoint(self, path, periodic: bool) -> None:
+    def checkpoint(self, path, periodic: bool, extra: Optional[Dict[str, Any]] = None) -> None:
         tmp = self.checkpoint_tmp(path)
         self.algo.save_to_path(str((tmp / "algorithm").resolve()))
         save_actor(self.weights(), tmp / ACTOR_FILE)
         write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
                                           "backend": "rllib",
                                           "config": _config_dict(self.cfg)})
-        self.commit_checkpoint(tmp, path, periodic)
+        self.commit_checkpoint(tmp, path, periodic, extra)
 
     # -------------------------------------------------------- run
     def learn(self) -> None:

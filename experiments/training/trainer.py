@@ -353,13 +353,13 @@ class Trainer:
             if best is None or score > best:
                 self.state["best_score"] = score
                 self.state["best_step"] = steps
-                self.checkpoint(self.run / "best", periodic=False)
-                write_json(self.run / "best" / "eval.json", summary)
+                self.checkpoint(self.run / "best", periodic=False, extra={"eval.json": summary})
         if self.writer is not None:
             self.writer.flush()
         return summary
 
-    def checkpoint(self, path: Path, periodic: bool) -> None:
+    def checkpoint(self, path: Path, periodic: bool, extra: Optional[Dict[str, Any]] = None) -> None:
+        """Write a checkpoint to ``path`` (``extra``: more JSON files in it, by name)."""
         tmp = self.checkpoint_tmp(path)
         self.model.save(str(tmp / "model.zip"))
         save_actor(self.weights(), tmp / ACTOR_FILE)
@@ -369,7 +369,7 @@ class Trainer:
         save_snapshots(self.snapshots, tmp / SNAPSHOTS_FILE)
         write_json(tmp / "trainer.json", {"num_timesteps": int(self.model.num_timesteps), "state": self.state,
                                           "model": meta, "config": config_to_dict(self.cfg)})
-        self.commit_checkpoint(tmp, path, periodic)
+        self.commit_checkpoint(tmp, path, periodic, extra)
 
     @staticmethod
     def checkpoint_tmp(path: Path) -> Path:
@@ -380,8 +380,12 @@ class Trainer:
         tmp.mkdir(parents=True)
         return tmp
 
-    def commit_checkpoint(self, tmp: Path, path: Path, periodic: bool) -> None:
-        """Swap a checkpoint written to ``tmp`` into place; point ``latest.txt`` at it; rotate the periodic ones."""
+    def commit_checkpoint(self, tmp: Path, path: Path, periodic: bool,
+                          extra: Optional[Dict[str, Any]] = None) -> None:
+        """Swap a checkpoint written to ``tmp`` (plus the JSON files ``extra``) into place; point
+        ``latest.txt`` at it; rotate the periodic ones."""
+        for name, data in (extra or {}).items():
+            write_json(tmp / name, data)
         replace_dir(tmp, path)
         if periodic:
             ck = self.run / "checkpoints"
