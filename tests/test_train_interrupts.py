@@ -289,3 +289,12 @@ def test_old_checkpoint_format_resumes_with_the_trust_switch(tmp_path, monkeypat
     monkeypatch.setenv("HANDFOOT_TRUST_PICKLE", "1")
     assert train_main(["--resume", str(run), "--set", "total_timesteps=384", "--quiet"]) == 0
     assert json.loads((run / "final" / "trainer.json").read_text())["num_timesteps"] == 384
+
+
+def test_resume_with_another_network_is_one_clear_error(tmp_path, capsys):
+    cfg = tiny_config(tmp_path, total_timesteps=128, evaluation={"every_timesteps": 0, "final_deals": 0})
+    run = Path(train(cfg, quiet=True)["run"])
+    assert train_main(["--resume", str(run), "--set", "network.pi=[16]", "--set", "total_timesteps=256",
+                       "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model_state.npz does not fit the model" in err[0]

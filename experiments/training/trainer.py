@@ -226,8 +226,13 @@ class Trainer:
                 self.snapshots = pickle.load(f)
         else:
             self.model = build_model(cfg, self.venv, env_seed)
-            with np.load(self.resume / MODEL_STATE, allow_pickle=False) as z:
-                load_model_state(self.model, z, st["model"])
+            try:
+                with np.load(self.resume / MODEL_STATE, allow_pickle=False) as z:
+                    load_model_state(self.model, z, st["model"])
+            except (KeyError, ValueError, RuntimeError) as e:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ConfigError(f"resume: {self.resume / MODEL_STATE} does not fit the model of the config "
+                                  f"(network or ppo settings changed?): {first[:200]}") from None
             self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
         if self.resume is not None:
             self.model.num_timesteps = start_steps
