@@ -7,6 +7,10 @@
 * a run folder (its ``best`` checkpoint, else ``final``, else the latest);
 * an ``actor.npz`` file, or an SB3 ``model.zip`` (loaded with MaskablePPO, needs torch).
 
+An ``actor.npz`` holds arrays only and is read without pickle.  A ``model.zip`` without an
+``actor.npz`` is an SB3 pickle and is loaded only with ``HANDFOOT_TRUST_PICKLE=1``
+(:mod:`agents.files`); ``checkpoints/latest.txt`` must name a folder inside ``checkpoints``.
+
 The agent runs the policy's actor in NumPy (:class:`NumpyPolicy`)
 on the seat's observation and, by default, plays greedily: the argmax of the
 logits over the legal actions, so it is deterministic and ignores its seed.
@@ -21,6 +25,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from .base import Agent
+from .files import latest_checkpoint, require_trust
 
 ACTOR_FILE = "actor.npz"
 
@@ -70,28 +75,40 @@ class NumpyPolicy:
         return int(legal[min(i, len(legal) - 1)])
 
 
-def save_actor(weights: Dict[str, Any], path: Path) -> None:
-    """Write NumPy actor weights (``agents.sb3_model.extract_weights``) to an ``.npz`` file."""
+def actor_arrays(weights: Dict[str, Any], prefix: str = "") -> Dict[str, np.ndarray]:
+    """NumPy actor weights as named arrays (the layout of ``actor.npz``; ``prefix`` before every name)."""
     arrays = {"scale": np.asarray(weights["scale"], np.float32),
               "visible": np.asarray(weights["visible"], np.int64),
-              "activation": np.asarray(weights["activation"]),
-              "out_w": weights["out"][0], "out_b": weights["out"][1]}
+              "activation": np.asarray(str(weights["activation"])),
+              "out_w": np.asarray(weights["out"][0]), "out_b": np.asarray(weights["out"][1])}
     for i, (w, b) in enumerate(weights["layers"]):
-        arrays[f"w{i}"] = w
-        arrays[f"b{i}"] = b
+        arrays[f"w{i}"] = np.asarray(w)
+        arrays[f"b{i}"] = np.asarray(b)
+    return {prefix + k: v for k, v in arrays.items()}
+
+
+def actor_from_arrays(z: Any, prefix: str = "") -> Dict[str, Any]:
+    """The NumPy actor weights stored by :func:`actor_arrays` in ``z`` (an open ``.npz`` or a dict)."""
+    layers = []
+    i = 0
+    while f"{prefix}w{i}" in z:
+        layers.append((z[f"{prefix}w{i}"], z[f"{prefix}b{i}"]))
+        i += 1
+    return {"scale": z[prefix + "scale"], "visible": int(z[prefix + "visible"]),
+            "activation": str(z[prefix + "activation"]), "layers": layers,
+            "out": (z[prefix + "out_w"], z[prefix + "out_b"])}
+
+
+def save_actor(weights: Dict[str, Any], path: Path) -> None:
+    """Write NumPy actor weights (``agents.sb3_model.extract_weights``) to an ``.npz`` file."""
     with open(path, "wb") as f:
-        np.savez(f, **arrays)
+        np.savez(f, **actor_arrays(weights))
 
 
 def load_actor(path: Path) -> Dict[str, Any]:
+    """The NumPy actor weights of an ``actor.npz`` (arrays only: read without pickle)."""
     with np.load(path, allow_pickle=False) as z:
-        layers = []
-        i = 0
-        while f"w{i}" in z:
-            layers.append((z[f"w{i}"], z[f"b{i}"]))
-            i += 1
-        return {"scale": z["scale"], "visible": int(z["visible"]), "activation": str(z["activation"]),
-                "layers": layers, "out": (z["out_w"], z["out_b"])}
+        return actor_from_arrays(z)
 
 
 def resolve_policy_path(path: str) -> Path:
@@ -104,11 +121,9 @@ def resolve_policy_path(path: str) -> Path:
             q = p / sub
             if (q / ACTOR_FILE).exists():
                 return q / ACTOR_FILE
-        latest = p / "checkpoints" / "latest.txt"
-        if latest.exists():
-            q = p / "checkpoints" / latest.read_text().strip() / ACTOR_FILE
-            if q.exists():
-                return q
+        latest = latest_checkpoint(p / "checkpoints")
+        if latest is not None and (latest / ACTOR_FILE).exists():
+            return latest / ACTOR_FILE
         if (p / "model.zip").exists():
             return p / "model.zip"
         raise FileNotFoundError(f"policy path {path!r}: no {ACTOR_FILE} or model.zip in it (nor in best/ or final/)")
@@ -123,6 +138,7 @@ def load_weights(path: str) -> Dict[str, Any]:
     p = resolve_policy_path(path)
     if p.suffix == ".npz":
         return load_actor(p)
+    require_trust(p, "an SB3 model.zip without an actor.npz")
     from agents import sb3_model  # torch and SB3, only for a model.zip
     return sb3_model.load_model_weights(p)
 
@@ -164,4 +180,4 @@ def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
 
 
 __all__ = ["NumpyPolicy", "PolicyAgent", "load_policy_agent", "load_weights", "save_actor", "load_actor",
-           "resolve_policy_path"]
+           "actor_arrays", "actor_from_arrays", "resolve_policy_path"]

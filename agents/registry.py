@@ -9,6 +9,9 @@ spec               agent
 ``policy:PATH``    a trained policy, loaded by ``agents.policy.load_policy_agent(PATH, seed)``
 ``rllib:PATH``     an RLlib checkpoint, loaded by ``agents.rllib_policy.load_rllib_agent(PATH, seed)``
 =================  ==========================================================
+
+Files in the project's formats (``actor.npz``) load without pickle; pickle-based files (an SB3
+``model.zip`` alone, RLlib's ``.pkl`` files) only with ``HANDFOOT_TRUST_PICKLE=1`` (:mod:`agents.files`).
 """
 from __future__ import annotations
 

@@ -19,9 +19,12 @@ The RLlib backend (:mod:`experiments.training.rllib`) trains the torch
 ``rllib:PATH`` agents (:func:`load_rllib_agent`, used by ``agents.registry``)
 play a checkpoint written by the RLlib backend.  ``PATH`` may be a run folder
 (its ``checkpoints/final`` or newest checkpoint), an Algorithm checkpoint, a
-MultiRLModule folder or a single RLModule folder.  The agent reads the module's
-weights from the checkpoint's ``module_state.pkl`` (a pickled dict of NumPy
-arrays) and plays the actor in NumPy with :class:`agents.policy.PolicyAgent`,
+MultiRLModule folder or a single RLModule folder.  The agent reads the learner's
+actor from the checkpoint's ``actor.npz`` (arrays only, written by the RLlib
+backend next to ``algorithm/``); without one (another module such as
+``@snapshot_0``, or a checkpoint written by RLlib itself) it reads the module's
+``module_state.pkl``, a pickle, which is loaded only with ``HANDFOOT_TRUST_PICKLE=1``
+(:mod:`agents.files`).  It plays the actor in NumPy with :class:`agents.policy.PolicyAgent`,
 exactly like a ``policy:PATH`` agent (greedy over the legal actions; ``?sample``
 samples from the masked softmax), so playing a checkpoint needs neither a Ray
 cluster nor torch.
@@ -34,7 +37,8 @@ from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
-from agents.policy import PolicyAgent
+from agents.files import latest_checkpoint, require_trust
+from agents.policy import ACTOR_FILE, PolicyAgent, load_actor
 from handfoot_env.observation import observation_scale
 
 #: logit given to illegal actions (finite, so 0 * logit stays 0 in entropy and KL terms)
@@ -70,9 +74,9 @@ def find_module_dir(path: Union[str, Path], module_id: str = LEARNER) -> Path:
         if (c / MODULE_STATE).is_file():
             return c
     subs = [p / "algorithm", p / "best", p / "final"]
-    latest = p / "checkpoints" / "latest.txt"
-    if latest.is_file():
-        subs.append(p / "checkpoints" / latest.read_text().strip())
+    latest = latest_checkpoint(p / "checkpoints")
+    if latest is not None:
+        subs.append(latest)
     for sub in subs:
         if sub.is_dir():
             try:
@@ -84,9 +88,34 @@ def find_module_dir(path: Union[str, Path], module_id: str = LEARNER) -> Path:
         f"checkpoint or an RLModule folder holding {MODULE_STATE})")
 
 
+def find_actor_file(path: Union[str, Path]) -> Optional[Path]:
+    """The ``actor.npz`` of the learner under ``path`` (a checkpoint folder of the RLlib backend, or a
+    run folder: its ``best``, ``final`` or latest checkpoint), or None."""
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        return None
+    subs = [p, p / "best", p / "final"]
+    latest = latest_checkpoint(p / "checkpoints")
+    if latest is not None:
+        subs.append(latest)
+    for sub in subs:
+        if (sub / ACTOR_FILE).is_file():
+            return sub / ACTOR_FILE
+    return None
+
+
 def load_module_weights(path: Union[str, Path], module_id: str = LEARNER) -> Dict[str, Any]:
-    """The actor of a saved :class:`MaskedActorCritic` in ``NumpyPolicy``'s weight format."""
+    """The actor of a saved :class:`MaskedActorCritic` in ``NumpyPolicy``'s weight format.
+
+    The learner comes from the checkpoint's ``actor.npz`` when it has one; anything else is read
+    from ``module_state.pkl``, only with ``HANDFOOT_TRUST_PICKLE=1``.
+    """
+    if module_id == LEARNER:
+        actor = find_actor_file(path)
+        if actor is not None:
+            return load_actor(actor)
     d = find_module_dir(path, module_id)
+    require_trust(d / MODULE_STATE, "an RLlib module_state.pkl")
     with open(d / MODULE_STATE, "rb") as f:
         state = pickle.load(f)
     return actor_weights(state, {} if "activation_relu" in state else _read_model_config(d))
@@ -149,5 +178,5 @@ def load_rllib_agent(path: str, seed: int = 0, module_id: str = LEARNER):
     return PolicyAgent(weights, seed=seed, sample=sample, name=f"rllib:{path}")
 
 
-__all__ = ["MASKED_LOGIT", "LEARNER", "find_module_dir", "load_module_weights", "actor_weights",
+__all__ = ["MASKED_LOGIT", "LEARNER", "find_module_dir", "find_actor_file", "load_module_weights", "actor_weights",
            "load_rllib_agent", "input_scale"]

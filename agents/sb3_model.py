@@ -14,6 +14,8 @@ import torch as th
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+from agents.files import require_trust
+
 
 def extract_weights(policy: MaskableActorCriticPolicy) -> Dict[str, Any]:
     """The actor of an SB3 policy as NumPy arrays (picklable; see :class:`NumpyPolicy`)."""
@@ -31,6 +33,7 @@ def extract_weights(policy: MaskableActorCriticPolicy) -> Dict[str, Any]:
 
 
 def load_model_weights(path: Path) -> Dict[str, Any]:
-    """The actor of the MaskablePPO ``model.zip`` at ``path``."""
+    """The actor of the MaskablePPO ``model.zip`` at ``path`` (a pickle: only with ``HANDFOOT_TRUST_PICKLE=1``)."""
+    require_trust(path, "an SB3 model.zip without an actor.npz")
     model = MaskablePPO.load(str(path), device="cpu")
     return extract_weights(model.policy)

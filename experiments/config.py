@@ -58,8 +58,8 @@ def command(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
                 return int(fn(*args, **kwargs) or 0)
             except SystemExit as e:            # --help (0), or a command's own exit
                 return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-            except KeyboardInterrupt:
-                print(f"handfoot {name}: interrupted", file=sys.stderr)
+            except KeyboardInterrupt as e:         # a message says what was saved (training)
+                print(f"handfoot {name}: {e or 'interrupted'}", file=sys.stderr)
                 return 130
             except (ValueError, OSError) as e:
                 if debug_enabled():

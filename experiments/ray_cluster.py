@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from agents.files import TRUST_ENV, pickle_trusted
+
 
 def have_ray() -> bool:
     try:
@@ -48,6 +50,8 @@ def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None, quie
         return False
     addr = resolve_address(address)
     env_vars = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    if pickle_trusted():                  # the user's trust switch reaches the workers that load agents
+        env_vars[TRUST_ENV] = "1"
     runtime_env: Dict[str, Any] = {"env_vars": env_vars}
     if ship_code:
         from pathlib import Path

@@ -1,11 +1,18 @@
-"""Run folders: provenance (package versions, git commit), JSON files written atomically, resume
-paths and the learning curve of a run's ``metrics.jsonl``.
+"""Run folders: provenance (package versions, git commit), files and folders replaced atomically,
+resume paths and the run's ``metrics.jsonl``.
+
+A checkpoint is resumed in the run folder that holds it (``RUN/checkpoints/step_N``, ``RUN/final``,
+``RUN/best``); nothing read from inside the checkpoint decides where output goes, and
+``checkpoints/latest.txt`` must name a folder inside ``checkpoints`` (:func:`agents.files.latest_checkpoint`).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 import yaml
 
+from agents.files import UnsafePathError, latest_checkpoint
 from experiments.config import ConfigError, config_to_dict
 
 
@@ -58,9 +66,81 @@ def make_run_folder(cfg: Any) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
+    """Write ``data`` as JSON to ``path`` atomically (a temporary file renamed over it)."""
+    write_text(path, json.dumps(data, indent=2, default=_json_default) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: readers see the old content or the new, never a part."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), rename_exchange) == 0
+
+
+def replace_dir(new: Path, path: Path) -> None:
+    """Put the folder ``new`` in place of ``path`` without ever deleting the old one first.
+
+    Where the system can swap two paths atomically (Linux) they are swapped; elsewhere the old
+    folder is moved aside, the new one moved in, and only then is the old one deleted.
+    """
+    if not path.exists():
+        os.replace(new, path)
+        return
+    if _exchange(new, path):
+        shutil.rmtree(new)             # ``new`` now holds the old folder
+        return
+    aside = path.with_name(f"{path.name}.old-{os.getpid()}")
+    if aside.exists():
+        shutil.rmtree(aside)
+    os.replace(path, aside)
+    try:
+        os.replace(new, path)
+    except OSError:
+        os.replace(aside, path)        # put the old one back
+        raise
+    shutil.rmtree(aside)
+
+
+def truncate_metrics(run: Path, steps: int) -> int:
+    """Drop the rows of ``run/metrics.jsonl`` past ``steps`` (and any unreadable line); how many were dropped.
+
+    A resumed run starts again at its checkpoint's step: the rows the interrupted session wrote
+    after that checkpoint are written again by the resumed one, so they go.
+    """
+    f = run / "metrics.jsonl"
+    if not f.is_file():
+        return 0
+    keep, dropped = [], 0
+    for line in f.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+            ok = isinstance(rec, dict) and int(rec.get("timesteps", 0)) <= steps
+        except (ValueError, TypeError):
+            ok = False
+        if ok:
+            keep.append(line + "\n")
+        else:
+            dropped += 1
+    if dropped:
+        write_text(f, "".join(keep))
+    return dropped
 
 
 def _json_default(o: Any) -> Any:
@@ -80,30 +160,40 @@ def resolve_resume(path: Union[str, Path]) -> Path:
     p = Path(path)
     if (p / "trainer.json").exists():
         return p
-    latest = p / "checkpoints" / "latest.txt"
-    if latest.exists():
-        q = p / "checkpoints" / latest.read_text().strip()
-        if (q / "trainer.json").exists():
-            return q
+    try:
+        q = latest_checkpoint(p / "checkpoints")
+    except UnsafePathError as e:
+        raise ConfigError(f"resume: {e}") from None
+    if q is not None and (q / "trainer.json").exists():
+        return q
     if (p / "final" / "trainer.json").exists():
         return p / "final"
     raise ConfigError(f"resume: {str(p)!r} is neither a checkpoint folder (trainer.json) nor a run folder with one")
 
 
+def checkpoint_run(ck: Path) -> Path:
+    """The run folder that holds the checkpoint ``ck`` (``RUN/checkpoints/step_N``, ``RUN/final``, ``RUN/best``).
+
+    Derived from where the checkpoint lies, never from what it says; a checkpoint outside a
+    run folder (no ``run.json`` or ``config.yaml`` there) is a ConfigError.
+    """
+    ck = Path(ck)
+    run = ck.parent.parent if ck.parent.name == "checkpoints" else ck.parent
+    if not ((run / "run.json").is_file() or (run / "config.yaml").is_file()):
+        raise ConfigError(f"resume: {str(ck)!r} is not inside a run folder (no run.json in {str(run)!r}); "
+                          f"resume a run folder or one of its checkpoints")
+    return run
+
+
 def open_run(cfg: Any, resume: Optional[Union[str, Path]]) -> Tuple[Path, Optional[Path]]:
     """The run folder and the checkpoint to resume from (None for a new run); writes ``config.yaml``.
 
-    A new run gets a new folder (:func:`make_run_folder`); a resumed one continues in its
-    checkpoint's run folder.
+    A new run gets a new folder (:func:`make_run_folder`); a resumed one continues in the run
+    folder that holds its checkpoint (:func:`checkpoint_run`).
     """
     ck = resolve_resume(resume) if resume else None
-    if ck is not None:
-        run = Path(json.loads((ck / "trainer.json").read_text())["run"])
-        if not run.exists():
-            run = ck.parent.parent if ck.parent.name == "checkpoints" else ck.parent
-    else:
-        run = make_run_folder(cfg)
-    (run / "config.yaml").write_text(yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
+    run = checkpoint_run(ck) if ck is not None else make_run_folder(cfg)
+    write_text(run / "config.yaml", yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
     return run, ck
 
 

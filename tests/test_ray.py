@@ -136,7 +136,10 @@ def _results_without_timing(res):
     return {k: v for k, v in res.items() if k not in ("timing", "out")}
 
 
-def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path):
+def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path, monkeypatch):
+    import os
+    import signal
+
     import ray
 
     from agents.registry import make_agent
@@ -216,5 +219,35 @@ def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path):
         assert _results_without_timing(cli) == _results_without_timing(
             json.loads((tmp_path / "ev_local" / "results.json").read_text()))
         assert ray.is_initialized()
+
+        # -- Ctrl-C between iterations writes a checkpoint; --resume (RLlib's pickles: the trust switch) goes on
+        from experiments.config import ConfigError
+        from experiments.training import rllib as rllib_backend
+        from experiments.training.trainer import TrainingInterrupted
+        cfg.total_timesteps = 600
+        monkeypatch.delenv("HANDFOOT_TRUST_PICKLE", raising=False)
+        with pytest.raises(ConfigError, match="HANDFOOT_TRUST_PICKLE=1"):
+            train(cfg, resume=run, quiet=True)
+        monkeypatch.setenv("HANDFOOT_TRUST_PICKLE", "1")
+        on_result = rllib_backend.RLlibTrainer.on_result
+
+        def interrupting(self, r, wall):
+            on_result(self, r, wall)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        def latest_steps():
+            latest = (run / "checkpoints" / "latest.txt").read_text().strip()
+            return json.loads((run / "checkpoints" / latest / "trainer.json").read_text())["num_timesteps"]
+
+        before = latest_steps()
+        monkeypatch.setattr(rllib_backend.RLlibTrainer, "on_result", interrupting)
+        with pytest.raises(TrainingInterrupted, match="--resume"):
+            train(cfg, resume=run, quiet=True)
+        assert before < latest_steps() < 600       # one iteration past the checkpoint it resumed from
+        monkeypatch.setattr(rllib_backend.RLlibTrainer, "on_result", on_result)
+        assert train(cfg, resume=run, quiet=True)["timesteps"] >= 600
+        rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+        steps = [r["timesteps"] for r in rows if r["kind"] == "rollout"]
+        assert steps == sorted(set(steps)) and steps[-1] >= 600
     finally:
         ray.shutdown()

@@ -68,6 +68,7 @@ import handfoot_env
 from agents.registry import make_agent
 from experiments.evaluation.report import _plots, _write_csv
 from experiments.evaluation.stats import bradley_terry_elo, pair_stats, win_rate_ci
+from experiments.processes import sigint_ignored, worker_init
 from handfoot_env.actions import ACTION_NAMES, PICKUP
 from handfoot_env.config import RuleConfig, RuleConfigError, load_rules, read_yaml
 from handfoot_env.engine import Game, max_actions_per_game
@@ -481,7 +482,9 @@ def _run_tasks(tasks: List[Tuple[Any, ...]], workers: int, progress: bool, total
                     bar.update(len(t[4]))
         else:
             ctx = mp.get_context("spawn")
-            with ctx.Pool(processes=min(workers, len(tasks))) as pool:
+            with sigint_ignored():      # workers ignore Ctrl-C (this process handles it) and die with it
+                pool = ctx.Pool(processes=min(workers, len(tasks)), initializer=worker_init, initargs=(os.getpid(),))
+            with pool:
                 for t, r in zip(tasks, pool.imap(_play_chunk, tasks)):
                     out.append(r)
                     if bar is not None:

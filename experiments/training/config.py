@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
-from agents.registry import BUILTIN
+from agents.registry import BUILTIN, make_agent
 from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
 from handfoot_env.config import load_rules
 
@@ -223,6 +223,23 @@ def check_spec(name: str, spec: str) -> None:
     if spec.startswith("rllib:") and len(spec) > len("rllib:"):
         return
     raise ConfigError(f"{name}: unknown agent spec {spec!r}; expected one of {', '.join(BUILTIN)} or policy:PATH")
+
+
+def check_agents(cfg: TrainConfig) -> None:
+    """Load every agent the run plays (opponents, evaluation opponents) once, in this process.
+
+    Run before any worker starts, so that a ``policy:`` path that does not exist, an unreadable
+    checkpoint or an untrusted pickle is one ConfigError naming the field, not a worker's traceback.
+    """
+    specs = [(f"opponents.{k}", k) for k, w in cfg.opponents.items() if k not in (SELF, SNAPSHOTS) and w > 0]
+    specs += [("evaluation.opponents", spec) for spec in cfg.evaluation.opponents]
+    for where, spec in specs:
+        if spec in BUILTIN:
+            continue
+        try:
+            make_agent(spec, 0)
+        except Exception as e:  # noqa: BLE001 - any failure to load is the spec's problem, reported in one line
+            raise ConfigError(f"{where}: cannot load agent {spec!r}: {e}") from None
 
 
 def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str]] = None) -> TrainConfig:

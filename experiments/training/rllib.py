@@ -28,7 +28,9 @@ records, periodic duplicate-format evaluation, ``best``/``final`` checkpoints an
 ``final_eval.json``.  ``total_timesteps`` counts learner transitions (steps of
 the ``learner`` module on any seat).  Checkpoints hold the RLlib Algorithm
 checkpoint (``algorithm/``), the NumPy actor (``actor.npz``) and
-``trainer.json`` (for ``--resume``).
+``trainer.json`` (for ``--resume``).  Resuming restores the Algorithm checkpoint, which RLlib
+writes with pickle: it needs ``HANDFOOT_TRUST_PICKLE=1`` (docs/loading_files.md).  Ctrl-C stops
+between iterations with a checkpoint, as in the SB3 backend.
 
 Ray itself (starting or joining a cluster, distributed evaluation) is :mod:`experiments.ray_cluster`.
 This module imports Ray and RLlib at the top: :func:`experiments.training.run.train` imports it
@@ -37,7 +39,6 @@ only for ``backend: rllib``.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import time
 from typing import Any, Dict, List, Optional
@@ -51,13 +52,15 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
+from agents.files import require_trust
 from agents.policy import ACTOR_FILE, save_actor
 from agents.rllib_policy import LEARNER, actor_weights
-from experiments.config import config_to_dict
+from experiments.config import ConfigError, config_to_dict
 from experiments.ray_cluster import init_ray, require_ray, resolve_address, shutdown_ray
 from experiments.runs import (
     open_run,
     session_info,
+    truncate_metrics,
     write_json,
 )
 from experiments.training.config import rllib_settings, total_envs, validate_config
@@ -188,9 +191,14 @@ class RLlibTrainer(Trainer):
         torch.set_num_threads(cfg.torch_threads)
         start = 0
         if self.resume is not None:
+            try:
+                require_trust(self.resume / "algorithm", "an RLlib Algorithm checkpoint")
+            except ValueError as e:
+                raise ConfigError(f"resume: {e}") from None
             st = json.loads((self.resume / "trainer.json").read_text())
             start = int(st["num_timesteps"])
             self.state.update(st["state"])
+            truncate_metrics(self.run, start)
         self.timesteps = start
         self.env_seed = cfg.seed if start == 0 else int(
             np.random.SeedSequence([cfg.seed, start]).generate_state(1)[0] % (2 ** 31))
@@ -293,18 +301,14 @@ class RLlibTrainer(Trainer):
         self.run_schedules(steps)
 
     # -------------------------------------------------------- checkpoints
-    def checkpoint(self, path, periodic: bool) -> None:
-
-        tmp = path.with_name(path.name + ".tmp")
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir(parents=True)
+    def checkpoint(self, path, periodic: bool, extra: Optional[Dict[str, Any]] = None) -> None:
+        tmp = self.checkpoint_tmp(path)
         self.algo.save_to_path(str((tmp / "algorithm").resolve()))
         save_actor(self.weights(), tmp / ACTOR_FILE)
         write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
-                                          "run": str(self.run), "backend": "rllib",
+                                          "backend": "rllib",
                                           "config": _config_dict(self.cfg)})
-        self.commit_checkpoint(tmp, path, periodic)
+        self.commit_checkpoint(tmp, path, periodic, extra)
 
     # -------------------------------------------------------- run
     def learn(self) -> None:
@@ -317,22 +321,31 @@ class RLlibTrainer(Trainer):
             self.bar = tqdm(total=total, initial=self.timesteps, unit="step", desc="train (rllib)",
                             file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
         try:
-            while self.timesteps < total:
-                self.between_iterations()
-                t0 = time.perf_counter()
-                r = self.algo.train()
-                wall = time.perf_counter() - t0
-                before = self.timesteps
-                self.on_result(r, wall)
-                if self.bar is not None:
-                    env_steps = (r.get("env_runners", {}) or {}).get("num_env_steps_sampled", 0) or 0
-                    self.bar.update(self.timesteps - before)
-                    if wall > 0:
-                        self.bar.set_postfix_str(f"{env_steps / wall:.0f} env steps/s")
+            with self.stop:
+                self.iterate(total)
+            self.interrupted = self.stop.requested
         finally:
             if self.bar is not None:
                 self.bar.close()
                 self.bar = None
+
+    def steps(self) -> int:
+        return int(self.timesteps)
+
+    def iterate(self, total: int) -> None:
+        """Training iterations until ``total`` learner timesteps, or until Ctrl-C (between iterations)."""
+        while self.timesteps < total and not self.stop.requested:
+            self.between_iterations()
+            t0 = time.perf_counter()
+            r = self.algo.train()
+            wall = time.perf_counter() - t0
+            before = self.timesteps
+            self.on_result(r, wall)
+            if self.bar is not None:
+                env_steps = (r.get("env_runners", {}) or {}).get("num_env_steps_sampled", 0) or 0
+                self.bar.update(self.timesteps - before)
+                if wall > 0:
+                    self.bar.set_postfix_str(f"{env_steps / wall:.0f} env steps/s")
 
     def finish(self) -> Dict[str, Any]:
         steps = self.timesteps

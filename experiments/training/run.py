@@ -7,15 +7,21 @@ from typing import Any, Dict, List, Optional, Union
 
 
 from experiments.runs import open_run, session_info
-from experiments.training.config import TrainConfig
+from experiments.training.config import TrainConfig, check_agents
 from experiments.training.trainer import Trainer
 from experiments.training.trainer import run_session
 
 
 def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bool = False,
           argv: Optional[List[str]] = None) -> Dict[str, Any]:
-    """Run (or continue) one training run; returns ``{"run", "timesteps", "final_eval", ...}``."""
+    """Run (or continue) one training run; returns ``{"run", "timesteps", "final_eval", ...}``.
+
+    Every agent the run plays is loaded once here before any worker starts (a bad ``policy:``
+    path is a ConfigError); Ctrl-C ends the run with a checkpoint and
+    :class:`~experiments.training.trainer.TrainingInterrupted`.
+    """
     cfg.validate()
+    check_agents(cfg)
     if cfg.backend == "rllib":
         from experiments.training import rllib  # imports Ray: only for this backend
         return rllib.train(cfg, resume=resume, quiet=quiet, argv=argv)

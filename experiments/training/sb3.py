@@ -7,7 +7,7 @@ observation); :func:`build_model` builds the MaskablePPO of a training config.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch as th
@@ -86,3 +86,40 @@ class HandFootPolicy(MaskableActorCriticPolicy):
         return ScaledObservation(self.observation_space, visible=visible, **self.features_extractor_kwargs)
 
 
+
+
+# ----------------------------------------------------------------------------- model state without pickle
+def model_state(model) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
+    """The trainable state of a MaskablePPO model as arrays and JSON: ``(arrays, meta)``.
+
+    ``arrays`` holds the policy's state dict (``policy/NAME``) and the optimizer's per-parameter
+    state (``optim/INDEX/NAME``); ``meta`` the optimizer's parameter groups and the update count.
+    Together with the training config they restore the model (:func:`load_model_state`) without
+    reading SB3's pickled ``model.zip``.
+    """
+    arrays = {f"policy/{k}": v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()}
+    opt = model.policy.optimizer.state_dict()
+    scalars: Dict[str, Dict[str, Any]] = {}
+    for idx, st in opt["state"].items():
+        for k, v in st.items():
+            if th.is_tensor(v):
+                arrays[f"optim/{idx}/{k}"] = v.detach().cpu().numpy()
+            else:
+                scalars.setdefault(str(idx), {})[k] = v
+    meta = {"param_groups": opt["param_groups"], "optim_scalars": scalars, "n_updates": int(model._n_updates)}
+    return arrays, meta
+
+
+def load_model_state(model, arrays: Mapping[str, np.ndarray], meta: Dict[str, Any]) -> None:
+    """Put the state of :func:`model_state` into ``model`` (built from the same config)."""
+    policy = {k[len("policy/"):]: th.from_numpy(np.array(arrays[k])) for k in arrays if k.startswith("policy/")}
+    model.policy.load_state_dict(policy, strict=True)
+    state: Dict[int, Dict[str, Any]] = {}
+    for k in arrays:
+        if k.startswith("optim/"):
+            _, idx, name = k.split("/", 2)
+            state.setdefault(int(idx), {})[name] = th.from_numpy(np.array(arrays[k]))
+    for idx, vals in meta.get("optim_scalars", {}).items():
+        state.setdefault(int(idx), {}).update(vals)
+    model.policy.optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    model._n_updates = int(meta.get("n_updates", 0))

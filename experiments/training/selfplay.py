@@ -63,6 +63,7 @@ need no torch inference at all.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -88,6 +89,7 @@ from handfoot_env.observation import (
     table_points,
 )
 from handfoot_env.view import seat_view
+from experiments.processes import sigint_ignored, worker_init
 from experiments.training.config import SELF, SNAPSHOTS
 
 
@@ -349,21 +351,28 @@ class MaskedVecEnv(VecEnvWrapper):
         return self._masks.copy()
 
 
-def _make_env_fn(env_kwargs: Dict[str, Any], seed: int):
+def _make_env_fn(env_kwargs: Dict[str, Any], seed: int, parent_pid: Optional[int] = None):
     def _init():
+        if parent_pid is not None:        # a worker process: Ctrl-C is the parent's, and it dies with the parent
+            worker_init(parent_pid)
         th.set_num_threads(1)
         return Monitor(SeatEnv(seed=seed, **env_kwargs))
     return _init
 
 
 def make_vec_env(env_kwargs: Dict[str, Any], n_envs: int, seed: int, subprocess: bool = True) -> MaskedVecEnv:
-    """``n_envs`` :class:`SeatEnv` workers (``SubprocVecEnv`` or ``DummyVecEnv``) with deterministic seeds."""
+    """``n_envs`` :class:`SeatEnv` workers (``SubprocVecEnv`` or ``DummyVecEnv``) with deterministic seeds.
+
+    Worker processes ignore Ctrl-C (the trainer stops them) and exit when the trainer dies
+    (:func:`experiments.processes.worker_init`).
+    """
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n_envs)]
-    fns = [_make_env_fn(env_kwargs, s) for s in seeds]
     if subprocess and n_envs > 1:
-        venv: VecEnv = SubprocVecEnv(fns, start_method="fork" if _fork_ok() else "spawn")
+        fns = [_make_env_fn(env_kwargs, s, os.getpid()) for s in seeds]
+        with sigint_ignored():
+            venv: VecEnv = SubprocVecEnv(fns, start_method="fork" if _fork_ok() else "spawn")
     else:
-        venv = DummyVecEnv(fns)
+        venv = DummyVecEnv([_make_env_fn(env_kwargs, s) for s in seeds])
     return MaskedVecEnv(venv)
 
 

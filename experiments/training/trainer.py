@@ -27,9 +27,11 @@ What a run does (see :mod:`experiments.training.selfplay` for the environment de
   ``evaluation.opponents``: win rate and ADP against each, and an Elo rating (Bradley-Terry on
   the round-robin, shifted so that ``random`` sits at 1000); the best checkpoint by
   ``evaluation.best_by`` is kept in ``RUN/best``;
-* saves a checkpoint every ``checkpoint_every`` timesteps (``RUN/checkpoints/step_N``: SB3
-  ``model.zip`` with optimizer state, ``actor.npz`` for ``policy:PATH``, ``trainer.json`` and
-  ``snapshots.pkl`` for resuming) and ``RUN/final`` at the end.
+* saves a checkpoint every ``checkpoint_every`` timesteps (``RUN/checkpoints/step_N``: ``actor.npz``
+  for ``policy:PATH``; ``model_state.npz`` (policy and optimizer state), ``snapshots.npz`` (the
+  opponent pool) and ``trainer.json`` for resuming; and SB3's ``model.zip`` for use with SB3)
+  and ``RUN/final`` at the end.  Each checkpoint folder, ``best/``, ``final/`` and
+  ``checkpoints/latest.txt`` is written under a temporary name and then swapped in.
 
 Run folder (``run_dir/run_name``, default ``runs/NAME-sSEED``; an existing folder gets a
 time suffix): ``config.yaml`` (resolved), ``run.json`` (seeds, package versions, git commit,
@@ -39,8 +41,18 @@ command line), ``tb/`` (TensorBoard: SB3's ``train/*``, ``rollout/*``, ``time/fp
 ``evals/step_N/results.json`` (each evaluation), ``final_eval.json`` and ``learning_curve.png``.
 
 ``--resume PATH`` (a checkpoint folder, or a run folder: its latest checkpoint) continues in the
-checkpoint's run folder: the step count, snapshot pool, best score and schedules continue and
-TensorBoard logs go to the same ``tb/`` folder.
+run folder that holds the checkpoint: the step count, snapshot pool, best score and schedules
+continue, ``metrics.jsonl`` rows written after the checkpoint are dropped (the resumed run writes
+them again) and TensorBoard logs go to the same ``tb/`` folder.  Resuming reads arrays and JSON
+only: the model is rebuilt from the config and its state loaded from ``model_state.npz``
+(``model.zip`` is not read).  A checkpoint of an older version (``snapshots.pkl``, no
+``model_state.npz``) holds pickles and is resumed only with ``HANDFOOT_TRUST_PICKLE=1``.
+
+Ctrl-C stops a run cleanly: the current environment step finishes, the run goes back to its last
+update (the rollout in progress is dropped), a checkpoint ``RUN/checkpoints/step_N`` is written
+and :class:`TrainingInterrupted` is raised (``handfoot train`` prints one line and exits 130);
+``handfoot train --resume RUN`` continues.  A second Ctrl-C stops at once.  Worker processes
+ignore Ctrl-C and exit when the trainer dies.
 
 Reproducibility: the config ``seed`` seeds python ``random``, NumPy and torch (SB3's
 ``set_random_seed``), the worker environments (worker ``i`` gets ``seed + i``; its games,
@@ -58,7 +70,6 @@ run folder layout); everything above describes the default ``backend: sb3``.
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import shutil
 import sys
@@ -74,17 +85,42 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import TensorBoardOutputFormat, configure
 from tqdm import tqdm
 
-from agents.policy import ACTOR_FILE, save_actor
+from agents.files import require_trust
+from agents.policy import ACTOR_FILE, actor_arrays, actor_from_arrays, save_actor
 from agents.sb3_model import extract_weights
-from experiments.config import config_to_dict
+from experiments.config import ConfigError, config_to_dict
 from experiments.evaluation.report import plot_learning_curve
 from experiments.evaluation.summary import eval_score, evaluate_policy
-from experiments.runs import _json_default, write_json
+from experiments.processes import StopRequest
+from experiments.runs import _json_default, end_session, replace_dir, truncate_metrics, write_json, write_text
 from experiments.training.config import TrainConfig, env_kwargs
-from experiments.training.sb3 import HandFootPolicy, build_model
+from experiments.training.sb3 import HandFootPolicy, build_model, load_model_state, model_state
 from experiments.training.selfplay import make_vec_env
 import random
-from experiments.runs import end_session, start_session
+from experiments.runs import start_session
+
+MODEL_STATE = "model_state.npz"
+SNAPSHOTS_FILE = "snapshots.npz"
+LEGACY_SNAPSHOTS = "snapshots.pkl"
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the run after writing a checkpoint; the message says where and how to continue."""
+
+
+def save_snapshots(pool: List[Dict[str, Any]], path: Path) -> None:
+    """Write a snapshot pool (NumPy actor weights, oldest first) to one ``.npz`` of arrays."""
+    arrays: Dict[str, np.ndarray] = {"count": np.asarray(len(pool), np.int64)}
+    for k, w in enumerate(pool):
+        arrays.update(actor_arrays(w, prefix=f"s{k}/"))
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def load_snapshots(path: Path) -> List[Dict[str, Any]]:
+    """The snapshot pool written by :func:`save_snapshots` (read without pickle)."""
+    with np.load(path, allow_pickle=False) as z:
+        return [actor_from_arrays(z, prefix=f"s{k}/") for k in range(int(z["count"]))]
 
 # =========================================================================== config
 
@@ -114,6 +150,8 @@ class _TrainerHooks(BaseCallback):
         self.results = []
 
     def _on_step(self) -> bool:
+        if self.trainer.stop.requested:
+            return False                  # Ctrl-C: SB3 stops after this step, before the update
         for info in self.locals["infos"]:
             r = info.get("selfplay")
             if r is not None:
@@ -140,6 +178,8 @@ class Trainer:
         self.snapshots: List[Dict[str, Any]] = []
         self.writer = None
         self.bar = None
+        self.stop = StopRequest()
+        self.interrupted = False
 
     # ---------------------------------------------------------------- helpers
     def log(self, msg: str) -> None:
@@ -167,9 +207,12 @@ class Trainer:
         th.set_num_threads(cfg.torch_threads)
         th.distributions.Distribution.set_default_validate_args(False)   # skip per-step argument checks
         start_steps = 0
+        legacy = False
         if self.resume is not None:
             st = json.loads((self.resume / "trainer.json").read_text())
             start_steps = int(st["num_timesteps"])
+            legacy = self.check_resume_files()
+            truncate_metrics(self.run, start_steps)
         # a resumed run reseeds from (seed, timesteps) so that it does not replay the first games
         env_seed = cfg.seed if start_steps == 0 else int(np.random.SeedSequence([cfg.seed, start_steps])
                                                          .generate_state(1)[0] % (2 ** 31))
@@ -177,16 +220,25 @@ class Trainer:
         self.venv = make_vec_env(env_kwargs(cfg), cfg.n_envs, env_seed, subprocess=cfg.vec_env == "subproc")
         if self.resume is None:
             self.model = build_model(cfg, self.venv, cfg.seed)
-        else:
-
+        elif legacy:                       # an older checkpoint: pickles, allowed by HANDFOOT_TRUST_PICKLE=1
             self.model = MaskablePPO.load(str(self.resume / "model.zip"), env=self.venv, device="cpu",
                                           custom_objects={"policy_class": HandFootPolicy})
             self.model.set_random_seed(env_seed)
-            self.model.num_timesteps = start_steps
-            st = json.loads((self.resume / "trainer.json").read_text())
-            self.state.update(st["state"])
-            with open(self.resume / "snapshots.pkl", "rb") as f:
+            with open(self.resume / LEGACY_SNAPSHOTS, "rb") as f:
                 self.snapshots = pickle.load(f)
+        else:
+            self.model = build_model(cfg, self.venv, env_seed)
+            try:
+                with np.load(self.resume / MODEL_STATE, allow_pickle=False) as z:
+                    load_model_state(self.model, z, st["model"])
+            except (KeyError, ValueError, RuntimeError) as e:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ConfigError(f"resume: {self.resume / MODEL_STATE} does not fit the model of the config "
+                                  f"(network or ppo settings changed?): {first[:200]}") from None
+            self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
+        if self.resume is not None:
+            self.model.num_timesteps = start_steps
+            self.state.update(st["state"])
         tb = self.run / "tb"
         logger = configure(str(tb), ["tensorboard"])
         self.model.set_logger(logger)
@@ -202,6 +254,19 @@ class Trainer:
             self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
         self.sync(snapshots=True)
 
+    def check_resume_files(self) -> bool:
+        """Check the checkpoint to resume before any worker starts; True for an older (pickle) checkpoint."""
+        ck = self.resume
+        if (ck / MODEL_STATE).is_file() and (ck / SNAPSHOTS_FILE).is_file():
+            return False
+        if (ck / LEGACY_SNAPSHOTS).is_file() and (ck / "model.zip").is_file():
+            try:
+                require_trust(ck / LEGACY_SNAPSHOTS, "a checkpoint of an older version (snapshots.pkl, model.zip)")
+            except ValueError as e:
+                raise ConfigError(f"resume: {e}") from None
+            return True
+        raise ConfigError(f"resume: {str(ck)!r} has no {MODEL_STATE} and {SNAPSHOTS_FILE} (not an sb3 checkpoint)")
+
     def sync(self, snapshots: bool = False) -> None:
         """Push the learner's (and, when changed, the snapshot pool's) actor weights to every worker."""
         self.venv.env_method("set_learner", self.weights())
@@ -213,6 +278,7 @@ class Trainer:
         """Between updates: snapshots, evaluation, checkpoints, then the weight sync."""
         cfg = self.cfg
         steps = self.model.num_timesteps
+        self.update_steps = steps         # where an interrupted rollout goes back to
         self.record_update()
         changed = False
         upd = self.state["updates"]
@@ -294,37 +360,64 @@ class Trainer:
             if best is None or score > best:
                 self.state["best_score"] = score
                 self.state["best_step"] = steps
-                self.checkpoint(self.run / "best", periodic=False)
-                write_json(self.run / "best" / "eval.json", summary)
+                self.checkpoint(self.run / "best", periodic=False, extra={"eval.json": summary})
         if self.writer is not None:
             self.writer.flush()
         return summary
 
-    def checkpoint(self, path: Path, periodic: bool) -> None:
+    def checkpoint(self, path: Path, periodic: bool, extra: Optional[Dict[str, Any]] = None) -> None:
+        """Write a checkpoint to ``path`` (``extra``: more JSON files in it, by name)."""
+        tmp = self.checkpoint_tmp(path)
+        self.model.save(str(tmp / "model.zip"))
+        save_actor(self.weights(), tmp / ACTOR_FILE)
+        arrays, meta = model_state(self.model)
+        with open(tmp / MODEL_STATE, "wb") as f:
+            np.savez(f, **arrays)
+        save_snapshots(self.snapshots, tmp / SNAPSHOTS_FILE)
+        write_json(tmp / "trainer.json", {"num_timesteps": int(self.model.num_timesteps), "state": self.state,
+                                          "model": meta, "config": config_to_dict(self.cfg)})
+        self.commit_checkpoint(tmp, path, periodic, extra)
+
+    @staticmethod
+    def checkpoint_tmp(path: Path) -> Path:
+        """A fresh, empty folder next to ``path`` to write its new checkpoint in."""
         tmp = path.with_name(path.name + ".tmp")
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        self.model.save(str(tmp / "model.zip"))
-        save_actor(self.weights(), tmp / ACTOR_FILE)
-        with open(tmp / "snapshots.pkl", "wb") as f:
-            pickle.dump(self.snapshots, f)
-        write_json(tmp / "trainer.json", {"num_timesteps": int(self.model.num_timesteps), "state": self.state,
-                                          "run": str(self.run), "config": config_to_dict(self.cfg)})
-        self.commit_checkpoint(tmp, path, periodic)
+        return tmp
 
-    def commit_checkpoint(self, tmp: Path, path: Path, periodic: bool) -> None:
-        """Move a checkpoint written to ``tmp`` into place; rotate the periodic ones."""
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+    def commit_checkpoint(self, tmp: Path, path: Path, periodic: bool,
+                          extra: Optional[Dict[str, Any]] = None) -> None:
+        """Swap a checkpoint written to ``tmp`` (plus the JSON files ``extra``) into place; point
+        ``latest.txt`` at it; rotate the periodic ones."""
+        for name, data in (extra or {}).items():
+            write_json(tmp / name, data)
+        replace_dir(tmp, path)
         if periodic:
             ck = self.run / "checkpoints"
-            (ck / "latest.txt").write_text(path.name + "\n")
+            write_text(ck / "latest.txt", path.name + "\n")
             if self.cfg.keep_checkpoints > 0:
-                olds = sorted(p for p in ck.iterdir() if p.is_dir() and p.name.startswith("step_"))
-                for p in olds[:-self.cfg.keep_checkpoints]:
+                olds = sorted(p for p in ck.iterdir() if p.is_dir() and p.name.startswith("step_")
+                              and p.name[len("step_"):].isdigit() and p != path)
+                for p in olds[:max(0, len(olds) + 1 - self.cfg.keep_checkpoints)]:
                     shutil.rmtree(p)
+
+    def steps(self) -> int:
+        """Learner timesteps so far."""
+        return int(self.model.num_timesteps)
+
+    def raise_if_interrupted(self, history: List[Dict[str, Any]], t0: float) -> None:
+        """After :meth:`learn`: if Ctrl-C stopped it, write a checkpoint (``checkpoints/step_N``, pointed
+        to by ``latest.txt``), close the session in ``run.json`` and raise :class:`TrainingInterrupted`."""
+        if not self.interrupted:
+            return
+        steps = self.steps()
+        path = self.run / "checkpoints" / f"step_{steps:09d}"
+        self.checkpoint(path, periodic=True)
+        end_session(self.run, history, time.perf_counter() - t0)
+        raise TrainingInterrupted(f"interrupted at {steps:,} timesteps; checkpoint {path}; "
+                                  f"continue with: handfoot train --resume {self.run}")
 
     # ---------------------------------------------------------------- run
     def learn(self) -> None:
@@ -336,8 +429,14 @@ class Trainer:
         if self.cfg.progress and not self.quiet:
             self.bar = tqdm(total=self.cfg.total_timesteps, initial=self.model.num_timesteps, unit="step",
                             desc="train", file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
+        self.update_steps = self.model.num_timesteps
         try:
-            self.model.learn(total_timesteps=remaining, callback=_TrainerHooks(self), reset_num_timesteps=False)
+            with self.stop:
+                self.model.learn(total_timesteps=remaining, callback=_TrainerHooks(self), reset_num_timesteps=False)
+            if self.stop.requested:
+                # the rollout in progress is dropped: the model is the one of its last update
+                self.model.num_timesteps = self.update_steps
+                self.interrupted = True
         finally:
             if self.bar is not None:
                 self.bar.close()
@@ -367,9 +466,11 @@ class Trainer:
         cfg = self.cfg
         self.checkpoint(self.run / "final", periodic=False)
         if self.state.get("best_score") is None:     # no evaluation during training: final is best
-            if (self.run / "best").exists():
-                shutil.rmtree(self.run / "best")
-            shutil.copytree(self.run / "final", self.run / "best")
+            tmp = self.run / "best.tmp"
+            if tmp.exists():
+                shutil.rmtree(tmp)
+            shutil.copytree(self.run / "final", tmp)
+            replace_dir(tmp, self.run / "best")
         final = None
         if cfg.evaluation.final_deals > 0:
             final = self.evaluate(steps, deals=cfg.evaluation.final_deals, final=True)
@@ -418,6 +519,7 @@ def run_session(trainer: Trainer, info: Dict[str, Any]) -> Dict[str, Any]:
         history = start_session(trainer.run, info)
         trainer.log(line)
         trainer.learn()
+        trainer.raise_if_interrupted(history, t0)
         result = trainer.finish()
     finally:
         trainer.close()
