@@ -24,6 +24,9 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from handfoot_env.actions import NUM_ACTIONS
+from handfoot_env.observation import observation_size
+
 from .base import Agent
 from .files import latest_checkpoint, require_trust
 
@@ -105,10 +108,48 @@ def save_actor(weights: Dict[str, Any], path: Path) -> None:
         np.savez(f, **actor_arrays(weights))
 
 
+def check_actor(weights: Dict[str, Any], where: str = "actor") -> Dict[str, Any]:
+    """``weights`` if they form an actor :class:`NumpyPolicy` can play; else one ``ValueError`` line.
+
+    Checks the activation, that ``visible`` fits the input scale, that every layer's
+    input size is the previous layer's output size, that the last layer gives one logit
+    per action id, and that every weight is finite.
+    """
+    def bad(msg: str) -> ValueError:
+        return ValueError(f"{where}: not a handfoot actor: {msg}")
+
+    if weights["activation"] not in ("tanh", "relu"):
+        raise bad(f"activation must be tanh or relu, got {weights['activation']!r}")
+    scale = np.asarray(weights["scale"])
+    visible = int(weights["visible"])
+    if scale.ndim != 1 or not 1 <= visible <= scale.shape[0]:
+        raise bad(f"'visible' {visible} does not fit an input scale of shape {scale.shape}")
+    n_in = scale.shape[0]
+    for i, (w, b) in enumerate(list(weights["layers"]) + [weights["out"]]):
+        w, b = np.asarray(w), np.asarray(b)
+        name = "out" if i == len(weights["layers"]) else f"layer {i}"
+        if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != n_in:
+            raise bad(f"{name} has weights {w.shape} and bias {b.shape}, expected (N, {n_in}) and (N,)")
+        if not (np.issubdtype(w.dtype, np.floating) and np.isfinite(w).all() and np.isfinite(b).all()):
+            raise bad(f"{name} holds non-finite or non-float values")
+        n_in = w.shape[0]
+    if n_in != NUM_ACTIONS:
+        raise bad(f"the last layer gives {n_in} logits, expected one per action id ({NUM_ACTIONS})")
+    return weights
+
+
 def load_actor(path: Path) -> Dict[str, Any]:
-    """The NumPy actor weights of an ``actor.npz`` (arrays only: read without pickle)."""
-    with np.load(path, allow_pickle=False) as z:
-        return actor_from_arrays(z)
+    """The NumPy actor weights of an ``actor.npz`` (arrays only: read without pickle), checked."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            weights = actor_from_arrays(z)
+    except KeyError as e:
+        raise ValueError(f"{path}: not a handfoot actor: no array {e.args[0].split()[0]}") from None
+    except (OSError, EOFError) as e:
+        raise ValueError(f"{path}: not a readable .npz file ({e})") from None
+    except ValueError as e:                    # an object array (pickle), a bad zip member
+        raise ValueError(f"{path}: not a handfoot actor: {e}") from None
+    return check_actor(weights, str(path))
 
 
 def resolve_policy_path(path: str) -> Path:
@@ -159,6 +200,10 @@ class PolicyAgent(Agent):
 
     def reset(self, seat, rules, seed) -> None:
         super().reset(seat, rules, seed)
+        n_obs = observation_size(rules.players, rules.teams)
+        if self.policy.visible != n_obs:
+            raise ValueError(f"{self.name}: the actor reads {self.policy.visible} observation entries, but "
+                             f"{rules.players} players in {rules.teams} teams give {n_obs}")
         self.np_rng = np.random.Generator(np.random.PCG64(int(seed)))
 
     def act(self, observation, view) -> int:
@@ -180,4 +225,4 @@ def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
 
 
 __all__ = ["NumpyPolicy", "PolicyAgent", "load_policy_agent", "load_weights", "save_actor", "load_actor",
-           "actor_arrays", "actor_from_arrays", "resolve_policy_path"]
+           "actor_arrays", "actor_from_arrays", "check_actor", "resolve_policy_path"]

@@ -226,6 +226,39 @@ def test_hostile_records_are_one_line(tmp_path, capsys):
         assert err.startswith("handfoot replay: error:") and "shoe" in err and "\n" not in err
 
 
+def _actor(n_out=705, n_in=170, visible=170):
+    rng = np.random.default_rng(0)
+    return {"scale": np.ones(n_in, np.float32), "visible": visible, "activation": "tanh",
+            "layers": [(rng.normal(size=(8, n_in)).astype(np.float32), np.zeros(8, np.float32))],
+            "out": (rng.normal(size=(n_out, 8)).astype(np.float32), np.zeros(n_out, np.float32))}
+
+
+@pytest.mark.parametrize("change,words", [
+    (lambda a: a.pop("out_w"), "no array out_w"),
+    (lambda a: a.update(out_w=np.zeros((12, 8), np.float32), out_b=np.zeros(12, np.float32)), "705"),
+    (lambda a: a.update(w0=np.zeros((8, 3), np.float32)), "layer 0"),
+    (lambda a: a.update(activation=np.asarray("sigmoid")), "activation"),
+    (lambda a: a.update(w0=np.full((8, 170), np.nan, np.float32)), "non-finite"),
+])
+def test_a_broken_actor_file_is_one_line(tmp_path, capsys, change, words):
+    from agents.policy import actor_arrays
+    arrays = actor_arrays(_actor())
+    change(arrays)
+    np.savez(tmp_path / "actor.npz", **arrays)
+    assert handfoot(["evaluate", "--agents", f"policy:{tmp_path}", "random", "--games", "1",
+                     "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("handfoot evaluate: error:") and words in err and "\n" not in err, err
+
+
+def test_an_actor_for_other_rules_is_refused_when_seated(tmp_path, capsys):
+    from agents.policy import save_actor
+    save_actor(_actor(n_in=200, visible=200), tmp_path / "actor.npz")
+    assert handfoot(["evaluate", "--agents", f"policy:{tmp_path}", "random", "--games", "1",
+                     "--out", str(tmp_path / "o")]) == 2
+    assert "observation entries" in capsys.readouterr().err
+
+
 def test_fuzzed_files_never_give_a_traceback(tmp_path, capsys):
     """Random and mutated YAML, JSON records and score sheets thrown at every command that reads a file."""
     rng = random.Random(7)
