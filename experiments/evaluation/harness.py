@@ -77,6 +77,11 @@ from handfoot_env.view import seat_view
 from handfoot_env.config import check_seed
 
 
+#: the most duplicate deals per pairing and agents per evaluation (a bound on the work one config asks for)
+MAX_DEALS = 1_000_000
+MAX_AGENTS = 32
+
+
 class EvalConfigError(ValueError):
     """A malformed evaluation config (the CLI exits with status 2)."""
 
@@ -119,8 +124,11 @@ class EvalConfig:
                 continue
             if isinstance(v, bool) or not isinstance(v, int):
                 raise EvalConfigError(f"'{name}' must be an integer, got {v!r}")
-        if self.games < 1:
-            raise EvalConfigError(f"'games' (duplicate deals per pairing) must be at least 1, got {self.games}")
+        if not 1 <= self.games <= MAX_DEALS:
+            raise EvalConfigError(f"'games' (duplicate deals per pairing) must be between 1 and {MAX_DEALS:,}, "
+                                  f"got {self.games}")
+        if len(self.agents) > MAX_AGENTS:
+            raise EvalConfigError(f"'agents': at most {MAX_AGENTS} agents in one evaluation, got {len(self.agents)}")
         try:
             check_seed(self.seed, "'seed'")
         except ValueError as e:

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Union
 from agents.registry import BUILTIN, make_agent
 from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
 from handfoot_env.config import load_rules
+from handfoot_env.config import MAX_SEED
 
 
 #: opponent kinds of the mixture besides agent specs: the current learner, and its frozen snapshots
@@ -166,19 +167,26 @@ class TrainConfig:
         _check_choice("reward", self.reward, ("round_score_diff", "game_win"))
         _check_choice("network.activation", self.network.activation, ("tanh", "relu"))
         _check_choice("snapshots.sampling", self.snapshots.sampling, ("uniform", "latest"))
-        for name, v, lo in (("total_timesteps", self.total_timesteps, 1), ("n_envs", self.n_envs, 1),
-                            ("torch_threads", self.torch_threads, 1), ("ppo.n_steps", self.ppo.n_steps, 2),
-                            ("ppo.batch_size", self.ppo.batch_size, 2), ("ppo.n_epochs", self.ppo.n_epochs, 1),
-                            ("snapshots.every_updates", self.snapshots.every_updates, 1),
-                            ("snapshots.keep", self.snapshots.keep, 1),
-                            ("evaluation.every_timesteps", self.evaluation.every_timesteps, 0),
-                            ("evaluation.deals", self.evaluation.deals, 1),
-                            ("evaluation.final_deals", self.evaluation.final_deals, 0),
-                            ("evaluation.workers", self.evaluation.workers, 1),
-                            ("checkpoint_every", self.checkpoint_every, 0),
-                            ("keep_checkpoints", self.keep_checkpoints, 0), ("seed", self.seed, 0)):
-            if v < lo:
-                raise ConfigError(f"{name}: must be at least {lo}, got {v}")
+        big = 10 ** 12
+        for name, v, lo, hi in (("total_timesteps", self.total_timesteps, 1, big), ("n_envs", self.n_envs, 1, 1024),
+                                ("torch_threads", self.torch_threads, 1, 256),
+                                ("ppo.n_steps", self.ppo.n_steps, 2, 1_000_000),
+                                ("ppo.batch_size", self.ppo.batch_size, 2, 10_000_000),
+                                ("ppo.n_epochs", self.ppo.n_epochs, 1, 1000),
+                                ("snapshots.every_updates", self.snapshots.every_updates, 1, big),
+                                ("snapshots.keep", self.snapshots.keep, 1, 1000),
+                                ("evaluation.every_timesteps", self.evaluation.every_timesteps, 0, big),
+                                ("evaluation.deals", self.evaluation.deals, 1, 1_000_000),
+                                ("evaluation.final_deals", self.evaluation.final_deals, 0, 1_000_000),
+                                ("evaluation.workers", self.evaluation.workers, 1, 256),
+                                ("checkpoint_every", self.checkpoint_every, 0, big),
+                                ("keep_checkpoints", self.keep_checkpoints, 0, 1_000_000),
+                                ("seed", self.seed, 0, MAX_SEED)):
+            if not lo <= v <= hi:
+                raise ConfigError(f"{name}: must be between {lo} and {hi:,}, got {v}")
+        for name, sizes in (("network.pi", self.network.pi), ("network.vf", self.network.vf)):
+            if len(sizes) > 16 or any(not 1 <= h <= 65_536 for h in sizes):
+                raise ConfigError(f"{name}: at most 16 layers of 1 to 65,536 units, got {list(sizes)}")
         if self.max_actions is not None and self.max_actions < 1:
             raise ConfigError(f"max_actions: must be positive or null, got {self.max_actions}")
         for name, v in (("ppo.gamma", self.ppo.gamma), ("ppo.gae_lambda", self.ppo.gae_lambda)):
