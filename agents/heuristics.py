@@ -25,11 +25,12 @@ from typing import Iterable, List, Sequence, Tuple
 
 from handfoot_env.actions import (ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS, DRAW,
                                   LAY_RED_THREE, MELD_BASE, MELD_SPECS, PICKUP)
-from handfoot_env.cards import BLACK3, JOKER, NUM_RANKS, TWO, VALUES
+from handfoot_env.cards import BLACK3, JOKER, TWO, VALUES
 from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
 
 from .base import Agent
+from handfoot_env.melds import meld_points
 
 MeldOption = Tuple[int, int, int, int, int]     # (action id, slot, naturals, twos, jokers)
 
@@ -44,8 +45,6 @@ def discard_options(legal: Iterable[int]) -> List[Tuple[int, int]]:
     return [(a, DISCARD_KINDS[a - DISCARD_BASE]) for a in legal if DISCARD_BASE <= a < MELD_BASE]
 
 
-def meld_value(slot: int, n: int, t: int, j: int) -> int:
-    return n * (VALUES[slot] if slot < NUM_RANKS else 0) + 20 * t + 50 * j
 
 
 def books_ok(view: SeatView, extra: Sequence[int] = (0, 0, 0)) -> bool:
@@ -90,7 +89,7 @@ class GreedyAgent(Agent):
             return ASK_GO_OUT
         melds = meld_options(legal)
         if melds:
-            best = max(melds, key=lambda m: (m[2] + m[3] + m[4], meld_value(*m[1:]), -m[0]))
+            best = max(melds, key=lambda m: (m[2] + m[3] + m[4], meld_points(*m[1:]), -m[0]))
             return best[0]
         discards = discard_options(legal)
         if discards:
@@ -115,4 +114,4 @@ class GreedyAgent(Agent):
         return min(discards, key=lambda d: (usefulness(d[1]), d[0]))[0]
 
 
-__all__ = ["RandomAgent", "GreedyAgent", "meld_options", "discard_options", "meld_value", "books_ok"]
+__all__ = ["RandomAgent", "GreedyAgent", "meld_options", "discard_options", "books_ok"]

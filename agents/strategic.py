@@ -76,14 +76,11 @@ from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
 
 from .base import Agent
-from .heuristics import books_ok, discard_options, meld_options, meld_value
+from .heuristics import books_ok, discard_options, meld_options
+from handfoot_env.melds import meld_points, wild_ok
 
 BOOK = 7
 AVG_CARD = 9.0          # average card value of an unknown card (for public-size estimates)
-
-
-def _wild_ok(naturals: int, wilds: int, double: bool) -> bool:
-    return naturals >= 2 * wilds if double else naturals > wilds
 
 
 def plan_meld_out(hand: Sequence[int], melds: Sequence[Sequence[int]], rules) -> Tuple[int, List[int]]:
@@ -118,7 +115,7 @@ def plan_meld_out(hand: Sequence[int], melds: Sequence[Sequence[int]], rules) ->
                 else:
                     # one or two naturals need wilds to start a meld
                     need = 3 - c
-                    if _wild_ok(c, need, double):
+                    if wild_ok(c, need, double):
                         demands.append((need, c, r))
                     else:
                         left += c
@@ -153,7 +150,7 @@ def plan_meld_out(hand: Sequence[int], melds: Sequence[Sequence[int]], rules) ->
     if wilds:
         # the rest into natural melds with room under the wild limit, fullest first
         for _r, (nat, w) in sorted(state.items(), key=lambda x: -x[1][0]):
-            while wilds and nat + w < BOOK and _wild_ok(nat, w + 1, double):
+            while wilds and nat + w < BOOK and wild_ok(nat, w + 1, double):
                 w += 1
                 wilds -= 1
             if nat + w == BOOK:
@@ -314,7 +311,7 @@ class StrategicAgent(Agent):
         if discards:
             return self._discard(view, discards)
         if melds:
-            return max(melds, key=lambda m: (meld_value(*m[1:]), m[2], -m[0]))[0]
+            return max(melds, key=lambda m: (meld_points(*m[1:]), m[2], -m[0]))[0]
         if CANCEL_MELDS in legal:
             return CANCEL_MELDS
         return legal[0]
@@ -365,13 +362,13 @@ class StrategicAgent(Agent):
                     continue
                 c = hand[r]
                 n0, t0, j0 = M[r]
-                if n0 + t0 + j0 == 0 and c == 2 and _wild_ok(2, 1, double):
+                if n0 + t0 + j0 == 0 and c == 2 and wild_ok(2, 1, double):
                     gain = 2 * VALUES[r] + wv
                     if best is None or gain > best[0]:
                         best = (gain, r, 2)
             if best is None:
                 for r, (n, w) in nat_after.items():
-                    if n + w < BOOK and _wild_ok(n, w + 1, double):
+                    if n + w < BOOK and wild_ok(n, w + 1, double):
                         gain = wv
                         if best is None or gain > best[0]:
                             best = (gain, r, 0)
@@ -389,11 +386,11 @@ class StrategicAgent(Agent):
             deficit -= gain
         if deficit > 0 and view.rules.wild_melds:
             t0, j0 = M[WILD_SLOT][1], M[WILD_SLOT][2]
-            if t0 + j0 + jokers + twos >= 3 and jokers * 50 + twos * 20 >= deficit:
+            if t0 + j0 + jokers + twos >= 3 and meld_points(WILD_SLOT, 0, twos, jokers) >= deficit:
                 j = min(jokers, BOOK - t0 - j0)
                 t = min(twos, BOOK - t0 - j0 - j)
                 plan.append((WILD_SLOT, 0, t, j))
-                deficit -= 50 * j + 20 * t
+                deficit -= meld_points(WILD_SLOT, 0, t, j)
         if deficit > 0:
             return None
         # merge repeated specs on one slot into single actions where possible
@@ -413,7 +410,7 @@ class StrategicAgent(Agent):
                     return a
         if committed:
             if melds:
-                return max(melds, key=lambda m: (meld_value(*m[1:]), -(m[3] + m[4]), -m[0]))[0]
+                return max(melds, key=lambda m: (meld_points(*m[1:]), -(m[3] + m[4]), -m[0]))[0]
             if CANCEL_MELDS in legal:
                 return CANCEL_MELDS
         return None
@@ -458,12 +455,12 @@ class StrategicAgent(Agent):
             if nat:
                 return max(nat, key=lambda m: (m[2], VALUES[m[1]], -m[0]))[0]
             if melds:
-                return max(melds, key=lambda m: (m[2] + m[3] + m[4], meld_value(*m[1:]), -m[0]))[0]
+                return max(melds, key=lambda m: (m[2] + m[3] + m[4], meld_points(*m[1:]), -m[0]))[0]
             return None
         if late:
             # the round is ending: meld whatever sheds the most points
             if melds:
-                return max(melds, key=lambda m: (meld_value(*m[1:]), -m[0]))[0]
+                return max(melds, key=lambda m: (meld_points(*m[1:]), -m[0]))[0]
             return None
         # 1. naturals onto unfinished melds, then new natural melds
         best = None
@@ -514,7 +511,7 @@ class StrategicAgent(Agent):
                 if not s:
                     continue
                 w_needed = BOOK - s
-                if w_needed <= wilds and _wild_ok(n0, t0 + j0 + w_needed, double):
+                if w_needed <= wilds and wild_ok(n0, t0 + j0 + w_needed, double):
                     cands.append((w_needed, -n0, r))
             if cands:
                 w_needed, _, r = min(cands)

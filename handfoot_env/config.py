@@ -18,7 +18,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping, Tuple, Union
 
-from .cards import NUM_RANKS, PER_DECK, VALUES
+from .cards import NUM_RANKS, PER_DECK, VALUES, WILD_SLOT
+from .melds import meld_points, wild_ok
 from . import safe_yaml
 
 
@@ -260,9 +261,6 @@ def _max_meld_value(c: RuleConfig) -> int:
     double = c.wild_limit == "double"
     cap = _wild_cap(c)
 
-    def ok(n: int, w: int) -> bool:
-        return n >= 2 * w if double else n > w
-
     per_rank = set()                           # (naturals used, wilds used) in one rank's melds
     for books in range(naturals // 4 + 1):
         for bw in range(cap * books + 1):
@@ -271,7 +269,7 @@ def _max_meld_value(c: RuleConfig) -> int:
                 continue
             for size in [0, 3, 4, 5, 6]:
                 for fw in range(size + 1):
-                    if bn + size - fw <= naturals and (size == 0 or ok(size - fw, fw)):
+                    if bn + size - fw <= naturals and (size == 0 or wild_ok(size - fw, fw, double)):
                         per_rank.add((bn + size - fw, bw + fw))
     best_nat = {0: 0}                          # wilds used in natural melds -> most natural value
     for r in range(NUM_RANKS):
@@ -290,7 +288,7 @@ def _max_meld_value(c: RuleConfig) -> int:
                 continue
             used = x + y
             j = min(used, jokers)
-            best = max(best, v + 50 * j + 20 * (used - j))
+            best = max(best, v + meld_points(WILD_SLOT, 0, used - j, j))
     return best
 
 

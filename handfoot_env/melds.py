@@ -18,11 +18,10 @@ plain functions over ints and count lists, cached where the inputs repeat.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .actions import MELDS_BY_SLOT
 from .cards import JOKER, NUM_RANKS, NUM_SLOTS, TWO, VALUES, WILD_SLOT
-from .config import RuleConfig
 
 BOOK_SIZE = 7
 CLEAN, DIRTY, WILD = 0, 1, 2
@@ -228,7 +227,7 @@ def opening_bounds(hand: Sequence[int], sizes: Sequence[int], wild_melds: bool, 
     return True if nat + 50 * jokers + 20 * (used_w - jokers) >= need else None
 
 
-def max_meld_value(hand: Sequence[int], slots: Sequence[Sequence[int]], rules: RuleConfig,
+def max_meld_value(hand: Sequence[int], slots: Sequence[Sequence[int]], rules: Any,
                    max_cards: int) -> int:
     """Highest card value that ``hand`` can add to the team's melds ``slots``.
 
