@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
-from agents.registry import BUILTIN
+from agents.registry import BUILTIN, make_agent
 from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
 from handfoot_env.config import load_rules
 
@@ -222,7 +222,10 @@ def check_spec(name: str, spec: str) -> None:
         return
     if spec.startswith("rllib:") and len(spec) > len("rllib:"):
         return
-    raise ConfigError(f"{name}: unknown agent spec {spec!r}; expected one of {', '.join(BUILTIN)} or policy:PATH")
+    try:    # py:package.module:ClassName, an entry point of handfoot.agents, or any other spec make_agent knows
+        make_agent(spec, 0)
+    except (ValueError, ImportError) as e:
+        raise ConfigError(f"{name}: {e}") from None
 
 
 def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str]] = None) -> TrainConfig:
