@@ -301,11 +301,12 @@ def leaderboard_main(argv: Optional[List[str]] = None) -> int:
     cfg.validate()
     out = Path(args.out)
     _prepare_out(out)
+    commit = _short_commit()        # the code that plays the games
     t0 = time.perf_counter()
     res = run_evaluation(cfg, write=False, keep_deals=True)
     board = build_board(res, args.bootstrap, args.seed)
     info = {"command": "handfoot leaderboard" + (" " + shlex.join(argv) if argv else ""),
-            "version": res["versions"]["handfoot"], "commit": _short_commit(),
+            "version": res["versions"]["handfoot"], "commit": commit,
             "rules_name": args.rules, "elapsed_s": time.perf_counter() - t0, "workers": cfg.num_workers,
             "cpu_count": os.cpu_count()}
     write_board(out, board, res, info)
