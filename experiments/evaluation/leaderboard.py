@@ -167,7 +167,16 @@ def render_markdown(board: Dict[str, Any], res: Dict[str, Any], info: Dict[str, 
         ov = board["overall"][n]
         lines.append(f"| {r} | {_cell(n)} | {board['rating'][n]:.0f} | {_ci_num(board['rating_ci'][n])} | "
                      f"{_pct(ov['win_rate'])} | {_ci_pct(ov['win_rate_ci'])} |")
-    lines += ["", f"Rating method: {board['rating_method']}.", "", "![ratings and win-rate matrix](leaderboard.png)",
+    lines += ["", f"Rating method: {board['rating_method']}."]
+    perfect = [p for p in res["pairs"] if p["win_rate"] in (0.0, 1.0)]
+    if perfect:
+        lines += ["", "Perfect records: " + "; ".join(
+            f"{_cell(p['agents'][0] if p['win_rate'] == 1.0 else p['agents'][1])} won every game against "
+            f"{_cell(p['agents'][1] if p['win_rate'] == 1.0 else p['agents'][0])}" for p in perfect)
+            + ". A perfect record only bounds a rating gap from below: the gap shown comes from the virtual draw and "
+              "grows with the number of games, and resampling the deals cannot move it, so the intervals of ratings "
+              "that rest on such a pair are too narrow."]
+    lines += ["", "![ratings and win-rate matrix](leaderboard.png)",
               "", "## Win rate of row against column", ""]
     idx = {n: i for i, n in enumerate(board["agents"])}
     head = "| | " + " | ".join(_cell(n) for n in names) + " |"
