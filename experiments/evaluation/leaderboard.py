@@ -154,7 +154,7 @@ def render_markdown(board: Dict[str, Any], res: Dict[str, Any], info: Dict[str, 
         "",
         f"handfoot {info['version']}, commit `{info['commit']}`; rules `{info['rules_name']}` ({rules['players']} "
         f"players, {rules['teams']} teams, {rules['decks']} decks); {res['deals_per_pair']} duplicate deals per pair "
-        f"({2 * res['deals_per_pair']} games), {res['games']} games in all; match seed {res['seed']}, bootstrap "
+        f"({2 * res['deals_per_pair']} games each), {res['games']} games in all; match seed {res['seed']}, bootstrap "
         f"{board['bootstrap']} resamples; {info['elapsed_s']:.0f} s with {info['workers']} worker(s) on a "
         f"{info['cpu_count']}-core machine.",
         "",
