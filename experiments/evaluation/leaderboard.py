@@ -62,7 +62,7 @@ def champion_available() -> bool:
 def field_specs(extra: Sequence[str] = (), champion: Optional[bool] = None) -> List[str]:
     """The board's agents: the built-ins, ``champion`` when available, then ``extra`` (no repeats)."""
     specs = list(BUILTIN)
-    if champion if champion is not None else champion_available():
+    if CHAMPION not in specs and (champion if champion is not None else champion_available()):
         specs.append(CHAMPION)
     for s in extra:
         s = s.strip()
