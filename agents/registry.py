@@ -8,18 +8,37 @@ spec               agent
 ``strategic``      :class:`agents.strategic.StrategicAgent`
 ``policy:PATH``    a trained policy, loaded by ``agents.policy.load_policy_agent(PATH, seed)``
 ``rllib:PATH``     an RLlib checkpoint, loaded by ``agents.rllib_policy.load_rllib_agent(PATH, seed)``
+``py:MOD:CLASS``   any importable :class:`agents.base.Agent` subclass: ``py:package.module:ClassName``
+                   imports ``package.module`` and builds ``ClassName(seed)``
+``NAME``           a plug-in agent that an installed package declares in the entry-point group
+                   ``handfoot.agents`` (``NAME = "package.module:ClassName"``)
 =================  ==========================================================
 
 Files in the project's formats (``actor.npz``) load without pickle; pickle-based files (an SB3
 ``model.zip`` alone, RLlib's ``.pkl`` files) only with ``HANDFOOT_TRUST_PICKLE=1`` (:mod:`agents.files`).
+
+Plug-in agents are built the way the built-in ones are: ``ClassName(seed)``, then ``reset`` before
+every game.  A built-in name (``random``, ``greedy``, ``strategic`` and any other name this module
+knows, and the ``policy:``/``rllib:``/``py:`` prefixes) always wins over an entry point of the same
+name: such an entry point is never used (:func:`plugin_agents` lists it as shadowed).  Every failure
+(a malformed spec, a module that cannot be imported, a missing attribute, a class that is not an
+``Agent`` subclass, a constructor that raises) is one ``ValueError`` naming the spec.
 """
 from __future__ import annotations
 
 import importlib
+import re
+from importlib import metadata
+from typing import Dict, Tuple
 
 from .base import Agent
 
 BUILTIN = ("random", "greedy", "strategic")
+#: the entry-point group in which installed packages declare plug-in agents
+ENTRY_POINT_GROUP = "handfoot.agents"
+#: spec prefixes of this module (an entry point named like one of them is shadowed too)
+PREFIXES = ("policy", "rllib", "py")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 def _builtin(name: str, seed: int) -> Agent:
@@ -31,6 +50,61 @@ def _builtin(name: str, seed: int) -> Agent:
         return GreedyAgent(seed)
     from .strategic import StrategicAgent
     return StrategicAgent(seed)
+
+
+#: further names reserved for agents shipped with the package: an entry point never takes them
+_EXTRA_NAMES: Tuple[str, ...] = ("champion",)
+
+
+def _is_builtin_name(name: str) -> bool:
+    return name in BUILTIN or name in PREFIXES or name in _EXTRA_NAMES
+
+
+def plugin_agents() -> Dict[str, Dict[str, str]]:
+    """The entry points of group ``handfoot.agents``: ``{name: {"target", "dist", "shadowed"}}``.
+
+    ``shadowed`` is ``"yes"`` for an entry point whose name is a built-in spec (the built-in wins).
+    """
+    out: Dict[str, Dict[str, str]] = {}
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(getattr(ep, "dist", None), "name", None) or "?"
+        if ep.name in out:      # the first one on sys.path wins, as for imports
+            continue
+        out[ep.name] = {"target": ep.value, "dist": dist, "shadowed": "yes" if _is_builtin_name(ep.name) else "no"}
+    return out
+
+
+def _plugin(spec: str, target: str, seed: int, where: str = "") -> Agent:
+    """Import ``package.module:ClassName`` and build ``ClassName(seed)``; one ``ValueError`` on any failure."""
+    module_name, sep, attr = target.partition(":")
+    module_name, attr = module_name.strip(), attr.strip()
+    if not sep or not _DOTTED.match(module_name) or not _DOTTED.match(attr):
+        raise ValueError(f"agent spec {spec!r}{where}: expected py:package.module:ClassName, got {target!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        missing = getattr(e, "name", None) or module_name
+        raise ValueError(f"agent spec {spec!r}{where}: module {missing!r} not found "
+                         f"(is it installed, or on PYTHONPATH?)") from None
+    except Exception as e:  # noqa: BLE001 - a plug-in's import error is the user's, reported in one line
+        raise ValueError(f"agent spec {spec!r}{where}: importing {module_name!r} failed: "
+                         f"{type(e).__name__}: {e}") from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"agent spec {spec!r}{where}: module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not (isinstance(obj, type) and issubclass(obj, Agent)):
+        raise ValueError(f"agent spec {spec!r}{where}: {module_name}:{attr} is not a subclass of agents.base.Agent")
+    if obj.act is Agent.act:
+        raise ValueError(f"agent spec {spec!r}{where}: {module_name}:{attr} does not implement act(observation, view)")
+    try:
+        agent = obj(seed)
+    except Exception as e:  # noqa: BLE001 - see above
+        raise ValueError(f"agent spec {spec!r}{where}: {attr}({seed}) failed: {type(e).__name__}: {e}") from None
+    if not isinstance(agent, Agent):
+        raise ValueError(f"agent spec {spec!r}{where}: {attr}({seed}) did not return an Agent")
+    return agent
 
 
 def make_agent(spec: str, seed: int = 0) -> Agent:
@@ -69,7 +143,15 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
                              "e.g. rllib:runs/rllib-s0")
         from .rllib_policy import load_rllib_agent
         return load_rllib_agent(path, seed)
-    raise ValueError(f"unknown agent spec {spec!r}; expected one of: {', '.join(BUILTIN)}, policy:PATH, rllib:PATH")
+    if s.startswith("py:"):
+        return _plugin(spec, s[len("py:"):], seed)
+    if not _is_builtin_name(s):
+        ep = plugin_agents().get(s)
+        if ep is not None:
+            return _plugin(spec, ep["target"], seed,
+                           where=f" (entry point {ENTRY_POINT_GROUP} of {ep['dist']})")
+    raise ValueError(f"unknown agent spec {spec!r}; expected one of: {', '.join(BUILTIN)}, policy:PATH, rllib:PATH, "
+                     f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "BUILTIN"]
+__all__ = ["make_agent", "plugin_agents", "BUILTIN", "ENTRY_POINT_GROUP"]

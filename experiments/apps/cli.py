@@ -30,7 +30,11 @@ COMMANDS = {
     "replay": ("experiments.apps.replay", "replay_main", "step through a saved game record"),
     "evaluate": ("experiments.evaluation.cli", "evaluate_main",
                  "benchmark agents against each other (duplicate format)"),
+    "leaderboard": ("experiments.evaluation.leaderboard", "leaderboard_main",
+                    "round-robin of every built-in agent (and more): ratings with random = 1000, docs/leaderboard.md"),
     "train": ("experiments.training.cli", "train_main", "train a self-play agent from a config"),
+    "exploit": ("experiments.training.exploit", "exploit_main",
+                "train a best response against a frozen agent: how exploitable is it"),
     "experiment": ("experiments.apps.experiment", "experiment_main", "train, evaluate and report from one config"),
     "bench": ("experiments.bench.bench", "bench_main", "measure throughput of the engine and envs"),
 }

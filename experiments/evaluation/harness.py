@@ -374,9 +374,12 @@ def _versions() -> Dict[str, str]:
 
 
 def run_evaluation(cfg: EvalConfig, write: bool = True,
-                   task_runner: Optional[Callable[[Callable, List[Tuple[Any, ...]]], List[Any]]] = None
-                   ) -> Dict[str, Any]:
+                   task_runner: Optional[Callable[[Callable, List[Tuple[Any, ...]]], List[Any]]] = None,
+                   keep_deals: bool = False) -> Dict[str, Any]:
     """Play the tournament of ``cfg``; returns the results dict (and writes the run folder).
+
+    ``keep_deals``: every pairing (``res["pairs"]``, or the duel itself) also keeps
+    ``deal_win_rates``, A's mean outcome on each deal in deal order (for a bootstrap over deals).
 
     ``task_runner(fn, tasks)``, if given, replaces the local process pool: it must return
     ``[fn(t) for t in tasks]`` in task order (e.g. run as tasks on a cluster); results are then
@@ -441,6 +444,8 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         pr = pair_results[0]
         res.update({key: pr[key] for key in ("games", "deals", "wins", "draws", "win_rate", "win_rate_ci", "adp",
                                                "adp_ci", "per_agent")})
+        if keep_deals:
+            res["deal_win_rates"] = pr["_pair_win_rates"]
     else:
         matrix = [[None] * k for _ in range(k)]
         wins: Dict[Tuple[int, int], float] = {}
@@ -460,7 +465,8 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             overall[labels[i]] = {"win_rate": m, "win_rate_ci": ci}
         res.update({
             "games": sum(pr["games"] for pr in pair_results),
-            "pairs": [{key: v for key, v in pr.items() if not key.startswith("_")} for pr in pair_results],
+            "pairs": [{**{key: v for key, v in pr.items() if not key.startswith("_")},
+                       **({"deal_win_rates": pr["_pair_win_rates"]} if keep_deals else {})} for pr in pair_results],
             "win_rate_matrix": matrix,
             "ratings": {labels[i]: elo[i] for i in range(k)},
             "rating_method": "Bradley-Terry MLE, one virtual draw per pair, Elo scale, mean 1500",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from handfoot_env.melds import BOOK_TYPE_NAMES
 
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -136,3 +138,31 @@ def bradley_terry_elo(names: Sequence[str], wins: Dict[Tuple[int, int], float], 
     elo = [400.0 * math.log10(x) for x in p]
     shift = 1500.0 - sum(elo) / k
     return [e + shift for e in elo]
+
+
+def bradley_terry_elo_batch(k: int, pairs: Sequence[Tuple[int, int]], wins: Any, games: Any,
+                            iterations: int = 2000) -> np.ndarray:
+    """:func:`bradley_terry_elo` for many samples at once (a bootstrap): ratings of shape ``(B, k)``.
+
+    ``wins[b, p]`` is the score of ``pairs[p][0]`` against ``pairs[p][1]`` in sample ``b`` over
+    ``games[b, p]`` games (or ``games[p]`` for every sample); the same virtual draw, iterations and
+    mean-1500 scale as the single fit.
+    """
+    wins = np.atleast_2d(np.asarray(wins, dtype=np.float64))
+    b = wins.shape[0]
+    games = np.broadcast_to(np.asarray(games, dtype=np.float64), wins.shape)
+    w = np.zeros((b, k, k))
+    n = np.zeros((b, k, k))
+    for idx, (i, j) in enumerate(pairs):
+        w[:, i, j] += wins[:, idx] + 0.5
+        w[:, j, i] += games[:, idx] - wins[:, idx] + 0.5
+        n[:, i, j] += games[:, idx] + 1
+        n[:, j, i] += games[:, idx] + 1
+    num = w.sum(axis=2)
+    p = np.ones((b, k))
+    for _ in range(iterations):
+        den = (n / (p[:, :, None] + p[:, None, :])).sum(axis=2)
+        new = np.where(den > 0, num / np.where(den > 0, den, 1.0), p)
+        p = new / np.exp(np.log(new).mean(axis=1, keepdims=True))
+    elo = 400.0 * np.log10(p)
+    return elo + (1500.0 - elo.mean(axis=1, keepdims=True))

@@ -230,7 +230,10 @@ def check_spec(name: str, spec: str) -> None:
         return
     if spec.startswith("rllib:") and len(spec) > len("rllib:"):
         return
-    raise ConfigError(f"{name}: unknown agent spec {spec!r}; expected one of {', '.join(BUILTIN)} or policy:PATH")
+    try:    # py:package.module:ClassName, an entry point of handfoot.agents, or any other spec make_agent knows
+        make_agent(spec, 0)
+    except (ValueError, ImportError) as e:
+        raise ConfigError(f"{name}: {e}") from None
 
 
 def check_agents(cfg: TrainConfig) -> None:
