@@ -44,7 +44,8 @@ from experiments.config import (
     describe_config,
     read_yaml,
 )
-from experiments.evaluation.summary import ELO_ANCHOR, evaluate_spec
+from experiments.evaluation.stats import ELO_ANCHOR
+from experiments.evaluation.summary import evaluate_spec
 from experiments.runs import write_json
 from experiments.training.config import TrainConfig, check_spec
 from experiments.training.run import train

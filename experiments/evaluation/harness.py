@@ -42,7 +42,8 @@ With one deal the interval is undefined (``null``).
 *Ratings* (round-robin): Bradley-Terry strengths fitted by maximum likelihood to all games
 (a draw counts half a win each way), with one virtual draw added to every pair so that a
 perfect record gives a finite rating; expressed on the Elo scale (400 * log10) and shifted
-so that the mean rating is 1500.  Deterministic (a fixed number of MM iterations).
+then shifted so that ``random`` is at 1000 (the project's one anchor; without ``random`` the mean
+is 1500).  Deterministic (a fixed number of MM iterations).
 
 Outputs (in the run folder ``out``): ``results.json``, ``results.csv``, ``winrate.png``
 (win-rate bars with 95% CI error bars), ``ratings.png`` and ``matrix.png`` for a round-robin,
@@ -75,6 +76,7 @@ from handfoot_env.engine import Game, max_actions_per_game
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
 from handfoot_env.config import check_seed
+from experiments.evaluation.stats import anchor_ratings
 
 
 #: the most duplicate deals per pairing and agents per evaluation (a bound on the work one config asks for)
@@ -459,6 +461,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             per_agent_pairs[i].extend(pr["_pair_win_rates"])
             per_agent_pairs[j].extend(1.0 - x for x in pr["_pair_win_rates"])
         elo = bradley_terry_elo(labels, wins, games)
+        ratings, scale = anchor_ratings({labels[i]: elo[i] for i in range(k)}, dict(zip(labels, res["specs"])))
         overall = {}
         for i in range(k):
             m, ci = win_rate_ci(per_agent_pairs[i])
@@ -468,8 +471,9 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             "pairs": [{**{key: v for key, v in pr.items() if not key.startswith("_")},
                        **({"deal_win_rates": pr["_pair_win_rates"]} if keep_deals else {})} for pr in pair_results],
             "win_rate_matrix": matrix,
-            "ratings": {labels[i]: elo[i] for i in range(k)},
-            "rating_method": "Bradley-Terry MLE, one virtual draw per pair, Elo scale, mean 1500",
+            "ratings": ratings,
+            "rating_method": f"Bradley-Terry MLE, one virtual draw per pair, Elo scale, {scale}",
+            "rating_scale": scale,
             "overall": overall,
         })
     res["timing"] = {"elapsed_s": round(elapsed, 3), "workers": cfg.num_workers,

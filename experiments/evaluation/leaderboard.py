@@ -11,7 +11,7 @@ Every pair of agents plays the same ``--games`` duplicate deals (each deal twice
 :mod:`experiments.evaluation.harness`).  The page has
 
 * the ratings: Bradley-Terry strengths fitted to all games (:func:`~experiments.evaluation.stats.bradley_terry_elo`)
-  on the Elo scale, shifted so that ``random`` is at 1000 (:data:`~experiments.evaluation.summary.ELO_ANCHOR`,
+  on the Elo scale, shifted so that ``random`` is at 1000 (:data:`~experiments.evaluation.stats.ELO_ANCHOR`,
   the anchor of every rating in the project), with a 95% interval from a bootstrap over deals: each
   bootstrap sample draws ``--games`` deal numbers with replacement, the same numbers for every pair
   (the pairs share their deals), refits the ratings and re-anchors them; the interval is the 2.5 and
@@ -41,7 +41,7 @@ from experiments.config import CommandParser, command, output_file_error, seed_a
 from experiments.evaluation.harness import EvalConfig, run_evaluation
 from experiments.evaluation.report import _pyplot
 from experiments.evaluation.stats import bradley_terry_elo_batch
-from experiments.evaluation.summary import ELO_ANCHOR
+from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import git_commit
 
 #: the shipped reference agent's spec; on the board whenever the registry knows it

@@ -70,7 +70,7 @@ def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]
         order = sorted(range(len(names)), key=lambda i: -elo[i])
         fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(names) + 2), 4))
         ax.barh([short(names[i]) for i in order][::-1], [elo[i] for i in order][::-1], color="#55A868")
-        ax.set_xlabel("rating (Bradley-Terry, Elo scale, mean 1500)")
+        ax.set_xlabel(f"rating (Bradley-Terry, Elo scale, {res.get('rating_scale', 'mean 1500')})")
         ax.set_title("ratings", fontsize=10)
         lo = min(elo)
         ax.set_xlim(min(lo - 100, 1400), max(elo) + 100)

@@ -111,6 +111,24 @@ def pair_stats(deals: List[Dict[str, Any]]) -> Dict[str, Any]:
     }
 
 
+#: the project's one Elo anchor: ``random`` is rated 1000 in every report, plot and TensorBoard tag
+ELO_ANCHOR = 1000.0
+ANCHOR_SPEC = "random"
+
+
+def anchor_ratings(ratings: Dict[str, float], specs: Dict[str, str]) -> Tuple[Dict[str, float], str]:
+    """Shift Elo-scale ``ratings`` (by label) so that the agent with spec ``random`` sits at :data:`ELO_ANCHOR`.
+
+    ``specs`` maps each label to its spec.  Returns the ratings and a phrase naming the scale:
+    ``"random = 1000"``, or ``"mean 1500"`` when ``random`` did not play (nothing to anchor on).
+    """
+    anchor = next((label for label, spec in specs.items() if spec == ANCHOR_SPEC), None)
+    if anchor is None:
+        return dict(ratings), "mean 1500 (random did not play, so there is no anchor)"
+    shift = ELO_ANCHOR - ratings[anchor]
+    return {k: v + shift for k, v in ratings.items()}, f"{ANCHOR_SPEC} = {ELO_ANCHOR:.0f}"
+
+
 def bradley_terry_elo(names: Sequence[str], wins: Dict[Tuple[int, int], float], games: Dict[Tuple[int, int], int],
                       iterations: int = 2000) -> List[float]:
     """Elo-scale Bradley-Terry ratings (mean 1500) from pairwise wins (draws as halves).

@@ -9,8 +9,8 @@ from typing import Any, Dict, List
 
 from agents.policy import ACTOR_FILE, save_actor
 from experiments.evaluation.harness import EvalConfig, run_evaluation
+from experiments.evaluation.stats import ELO_ANCHOR
 
-ELO_ANCHOR = 1000.0
 
 
 def evaluate_policy(weights: Dict[str, Any], out_dir: Path, cfg: Any, rules: str, deals: int,

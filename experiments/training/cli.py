@@ -12,7 +12,7 @@ import sys
 from typing import List, Optional
 
 from experiments.config import ConfigError, apply_overrides, config_from_dict, describe_config
-from experiments.evaluation.summary import ELO_ANCHOR
+from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
 from experiments.training.run import train
