@@ -479,3 +479,42 @@ def test_pickup_shortcuts_agree_with_the_dynamic_program():
                     checked += 1
                 g.step(rng.choice(g.legal_actions()))
     assert checked > 100
+
+
+def test_training_rows_time_each_backend_at_the_margin(tmp_path, capsys):
+    """The train rows run real (tiny) trainings per backend, short and long, and compare with sb3."""
+    from experiments.bench.bench import bench_main
+    cfg = tmp_path / "train.yaml"
+    cfg.write_text(json.dumps({
+        "rows": ["train"], "presets": ["pagat"], "growth_presets": [], "memory": {"instances": 1},
+        "clone": {"states": 2, "repeats": 1},
+        "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "batched"],
+                  "variants": {"batched-1proc": ["backend=batched", "batched.samplers=0", "batched.pipeline=false"]},
+                  "short": 128, "long": 384, "repeats": 1,
+                  "set": ["n_envs=2", "ppo.n_steps=64", "ppo.batch_size=64", "ppo.n_epochs=1", "network.pi=[16]",
+                          "network.vf=[16]", "batched.games=4"]}}))
+    assert bench_main([str(cfg), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    res = json.loads((tmp_path / "out" / "bench.json").read_text())
+    rows = {r["id"]: r for r in res["train"]}
+    assert set(rows) == {"train/sb3", "train/batched", "train/batched-1proc"}
+    for r in rows.values():
+        assert r["status"] == "ok", r
+        assert r["long"][0]["timesteps"] >= 384 > r["short"][0]["timesteps"] >= 128
+        assert r["end_to_end_per_s"] > 0 and len(r["short"]) == len(r["long"]) == 1
+        # tiny runs on a busy machine: a long run may not take longer than the short one, and then
+        # there is no margin to report (the row says so rather than invent one)
+        assert r["decisions_per_s"] is None or r["decisions_per_s"] > 0
+    sb3 = rows["train/sb3"]
+    assert sb3["vs_sb3"] == (1.0 if sb3["decisions_per_s"] else None)
+    assert "train/batched-1proc" in out and "vs sb3" in out
+    with_ratio = rows["train/batched"]["vs_sb3"] is not None
+    assert with_ratio == any(t["target"].startswith("training batched") for t in res["targets"])
+
+
+def test_training_rows_reject_a_bad_section(tmp_path, capsys):
+    from experiments.bench.bench import bench_main
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(json.dumps({"rows": ["train"], "train": {"backends": ["tf"]}}))
+    assert bench_main([str(cfg)]) == 2
+    assert "train.backends" in capsys.readouterr().err

@@ -43,7 +43,10 @@ timed in ``interleave`` round-robin slices (default 5: every row runs a fifth of
 its budget, then the next row, and so on around again), so that a machine whose
 speed drifts during the run slows every row alike and the ratios stay fair.
 
-Configs live in ``configs/bench/`` (``default.yaml``, ``quick.yaml``); flags
+Training throughput per backend (``train`` rows, :mod:`experiments.bench.training`) runs with
+``handfoot bench configs/bench/train.yaml``; it is not in the default rows.
+
+Configs live in ``configs/bench/`` (``default.yaml``, ``quick.yaml``, ``train.yaml``); flags
 override their fields.  Results: a table on stdout, ``bench.json`` and
 ``bench.md`` in ``--out`` (default ``runs/bench``).
 """
@@ -76,6 +79,7 @@ from experiments.bench.timing import _Clock, _GameRunner, _rates
 from experiments.config import CommandParser
 from experiments.config import command
 from experiments.config import seed_arg
+from experiments.bench.training import bench_train, train_targets
 
 # ------------------------------------------------------------------------------ config
 
@@ -383,6 +387,7 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
                              "(DummyVecEnv of SeatEnv; partner = learner net)",
                              lambda p=preset: bench_selfplay(p, cfg), g))
     _measure(rows, cfg, say)
+    train_rows = bench_train(cfg, say) if "train" in kinds else []
     ref = next((r for r in rows if r["kind"] == "openspiel" and r["status"] == "ok"), None)
     for r in rows:
         r["vs_openspiel"] = (r["actions_per_s"] / ref["actions_per_s"]) if ref and r["status"] == "ok" else None
@@ -392,7 +397,8 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
     clone = [measure_clone(p, int(cfg["clone"]["states"]), int(cfg["clone"]["repeats"]), cfg["seed"], cfg["clock"])
              for p in presets + growth]
     return {"meta": _meta(cfg), "config": cfg, "rows": rows, "memory": memory, "clone": clone,
-            "targets": _targets(rows, memory, clone), "growth": _growth(rows)}
+            "targets": _targets(rows, memory, clone) + train_targets(train_rows), "growth": _growth(rows),
+            "train": train_rows}
 
 
 def _meta(cfg: Dict[str, Any]) -> Dict[str, Any]:

@@ -8,7 +8,8 @@ from typing import Any, Dict, Optional
 from handfoot_env.safe_yaml import read_yaml
 from handfoot_env.config import load_rules
 
-ROW_KINDS = ("engine", "aec", "vecenv", "selfplay", "openspiel", "openspiel_rl", "rlcard")
+ROW_KINDS = ("engine", "aec", "vecenv", "selfplay", "openspiel", "openspiel_rl", "rlcard", "train")
+TRAIN_BACKENDS = ("sb3", "rllib", "batched")
 
 
 TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0}
@@ -83,6 +84,8 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
             raise BenchConfigError(f"{section}.n_envs must be a positive integer, got {n!r}")
     if "selfplay" in cfg["rows"] and _train_config_path(str(cfg["selfplay"]["train_config"])) is None:
         raise BenchConfigError(f"selfplay.train_config: file {cfg['selfplay']['train_config']!r} not found")
+    if "train" in cfg["rows"]:
+        validate_train(cfg["train"])
     il = cfg["interleave"]
     if isinstance(il, bool) or not isinstance(il, int) or il < 1:
         raise BenchConfigError(f"interleave must be a positive integer, got {il!r}")
@@ -97,7 +100,7 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
 DEFAULTS: Dict[str, Any] = {
     "presets": ["pagat", "bicycle"],        # rules measured by engine, aec and vecenv rows
     "growth_presets": ["six_player"],       # extra engine and aec rows for the cost-growth note
-    "rows": list(ROW_KINDS),
+    "rows": [k for k in ROW_KINDS if k != "train"],
     "seconds": 10.0,                        # time budget per row (whole games; at least one)
     "games": None,                          # or a fixed number of games per row (overrides seconds)
     "warmup_seconds": 0.5,                  # untimed play before each row (caches, tables)
@@ -106,6 +109,8 @@ DEFAULTS: Dict[str, Any] = {
     "clock": "cpu",                         # cpu (process time) or wall
     "vecenv": {"n_envs": 16},
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
+    "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched"],
+              "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": []},
     "memory": {"instances": 100},
     "clone": {"states": 200, "repeats": 50},
     "out": "runs/bench",
@@ -130,3 +135,21 @@ def _train_config_path(name: str) -> Optional[Path]:
         if p.is_file():
             return p
     return None
+
+
+def validate_train(t: Dict[str, Any]) -> None:
+    if _train_config_path(str(t["config"])) is None:
+        raise BenchConfigError(f"train.config: file {t['config']!r} not found")
+    for name in ("short", "long", "repeats"):
+        v = t[name]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise BenchConfigError(f"train.{name} must be a positive integer, got {v!r}")
+    if t["long"] <= t["short"]:
+        raise BenchConfigError(f"train.long ({t['long']}) must be larger than train.short ({t['short']})")
+    for b in t["backends"]:
+        if b not in TRAIN_BACKENDS:
+            raise BenchConfigError(f"train.backends: unknown backend {b!r} (known: {', '.join(TRAIN_BACKENDS)})")
+    if not isinstance(t["variants"], dict) or not all(isinstance(v, list) for v in t["variants"].values()):
+        raise BenchConfigError("train.variants must map a label to a list of KEY=VALUE overrides")
+    if not isinstance(t["set"], list):
+        raise BenchConfigError("train.set must be a list of KEY=VALUE overrides")

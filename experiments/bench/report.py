@@ -76,6 +76,14 @@ def markdown(res: Dict[str, Any]) -> str:
     for row in table_rows(res):
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
+    if res.get("train"):
+        t = res["config"]["train"]
+        lines.append(f"Training throughput ({t['config']}; wall clock, interleaved, {t['repeats']} repeat(s)):")
+        lines.append("")
+        lines += ["| " + " | ".join(TRAIN_HEADERS) + " |", "|" + "|".join(["---"] * len(TRAIN_HEADERS)) + "|"]
+        for row in train_table_rows(res):
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
     for m in res["memory"]:
         lines.append(f"* memory {m['preset']}: {m['env_after_reset_bytes'] / 1e3:.0f} kB per wrapped env after reset, "
                      f"{m['game_after_full_game_bytes'] / 1e3:.0f} kB per Game after a whole game (history included)")
@@ -98,7 +106,17 @@ def print_results(res: Dict[str, Any], file=None) -> None:
         t.add_column(h, justify="left" if h in ("row", "what is timed") else "right", no_wrap=h == "row")
     for row in table_rows(res):
         t.add_row(*row)
-    console.print(t)
+    if res["rows"]:
+        console.print(t)
+    if res.get("train"):
+        tc = cfg["train"]
+        tt = Table(title=f"handfoot bench: training, learner decisions/s ({tc['config']}; wall clock, short and long "
+                         f"runs interleaved, {tc['repeats']} repeat(s))")
+        for h in TRAIN_HEADERS:
+            tt.add_column(h, justify="left" if h == "row" else "right", no_wrap=h == "row")
+        for row in train_table_rows(res):
+            tt.add_row(*row)
+        console.print(tt)
     for mm in res["memory"]:
         console.print(f"memory {mm['preset']}: {mm['env_after_reset_bytes'] / 1e3:.0f} kB per wrapped env after reset "
                       f"(tracemalloc, {mm['instances']} envs); {mm['game_after_full_game_bytes'] / 1e3:.0f} kB per "
@@ -123,3 +141,27 @@ def save(res: Dict[str, Any], out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "bench.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
     (out_dir / "bench.md").write_text(markdown(res))
+
+
+TRAIN_HEADERS = ["row", "short runs", "long runs", "decisions/s at the margin (range)", "end to end", "vs sb3",
+                 "CPU ms/decision", "peak RSS"]
+
+
+def train_table_rows(res: Dict[str, Any]) -> List[List[str]]:
+    out = []
+    for r in res.get("train") or []:
+        if r["status"] != "ok":
+            out.append([r["id"], r["status"], "", "", "", "", "", ""])
+            continue
+
+        def run(xs: List[Dict[str, Any]]) -> str:
+            return f"{sum(x['timesteps'] for x in xs):,} in {sum(x['seconds'] for x in xs):.1f} s"
+        rss = r.get("peak_rss_bytes")
+        ms = r.get("margins_per_s") or []
+        margin = _fmt(r.get("decisions_per_s"))
+        if len(ms) > 1:
+            margin += f" ({min(ms):,.0f}-{max(ms):,.0f})"
+        out.append([r["id"], run(r["short"]), run(r["long"]), margin,
+                    _fmt(r.get("end_to_end_per_s")), f"{r['vs_sb3']:.2f}x" if r.get("vs_sb3") else "-",
+                    _fmt(r.get("cpu_ms_per_decision"), 3), f"{rss / 2 ** 20:,.0f} MiB" if rss else "-"])
+    return out

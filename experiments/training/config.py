@@ -155,14 +155,20 @@ class TrainConfig:
     progress: bool = True
     """Show tqdm progress bars."""
     backend: str = "sb3"
-    """Training backend: sb3 (MaskablePPO, this module) or rllib (RLlib PPO on Ray, experiments.training.rllib)."""
+    """Training backend: sb3 (MaskablePPO, experiments.training.sb3), rllib (RLlib PPO on Ray,
+    experiments.training.rllib) or batched (many games in one process, experiments.training.batched_backend)."""
     rllib: Dict[str, Any] = field(default_factory=dict)
     """backend: rllib only: Ray and RLlib settings (env runners, envs per runner, ...; see docs/scaling_out.md)."""
+    batched: Dict[str, Any] = field(default_factory=dict)
+    """backend: batched only: games (played at once), samplers (processes), pipeline (see
+    experiments.training.batched_backend)."""
 
     def validate(self) -> "TrainConfig":
-        _check_choice("backend", self.backend, ("sb3", "rllib"))
+        _check_choice("backend", self.backend, ("sb3", "rllib", "batched"))
         if self.backend == "rllib":
             validate_config(self)
+        if self.backend == "batched" or self.batched:
+            validate_batched(self)
         _check_choice("vec_env", self.vec_env, ("subproc", "dummy"))
         _check_choice("reward", self.reward, ("round_score_diff", "game_win"))
         _check_choice("network.activation", self.network.activation, ("tanh", "relu"))
@@ -336,3 +342,30 @@ def validate_config(cfg: Any) -> Dict[str, Any]:
 
 def total_envs(s: Dict[str, Any]) -> int:
     return max(1, int(s["num_env_runners"])) * int(s["num_envs_per_env_runner"])
+
+
+BATCHED_DEFAULTS: Dict[str, Any] = {"games": 128, "samplers": 1, "pipeline": True}
+
+
+def batched_settings(cfg: Any) -> Dict[str, Any]:
+    return {**BATCHED_DEFAULTS, **dict(cfg.batched or {})}
+
+
+def validate_batched(cfg: Any) -> Dict[str, Any]:
+    """The ``batched:`` settings, checked; :class:`experiments.config.ConfigError` names a bad field."""
+    s = batched_settings(cfg)
+    for k in s:
+        if k not in BATCHED_DEFAULTS:
+            raise ConfigError(f"batched.{k}: unknown setting (known: {', '.join(BATCHED_DEFAULTS)})")
+    for name, lo, hi in (("games", 1, 65_536), ("samplers", 0, 64)):
+        v = s[name]
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ConfigError(f"batched.{name}: must be an integer from {lo} to {hi:,}, got {v!r}")
+    if not isinstance(s["pipeline"], bool):
+        raise ConfigError(f"batched.pipeline: expected true or false, got {s['pipeline']!r}")
+    if s["pipeline"] and s["samplers"] < 1:
+        raise ConfigError("batched.pipeline: needs batched.samplers >= 1 (a sampler process to play while "
+                          "the learner updates)")
+    if s["samplers"] > s["games"]:
+        raise ConfigError(f"batched.samplers: {s['samplers']} processes for {s['games']} games")
+    return s

@@ -10,6 +10,7 @@ from experiments.runs import open_run, session_info
 from experiments.training.config import TrainConfig, check_agents
 from experiments.training.trainer import Trainer
 from experiments.training.trainer import run_session
+from experiments.training import batched_backend
 
 
 def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bool = False,
@@ -25,6 +26,8 @@ def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bo
     if cfg.backend == "rllib":
         from experiments.training import rllib  # imports Ray: only for this backend
         return rllib.train(cfg, resume=resume, quiet=quiet, argv=argv)
+    if cfg.backend == "batched":
+        return batched_backend.train(cfg, resume=resume, quiet=quiet, argv=argv)
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"python/numpy/torch": cfg.seed, "envs": None,
                                         "evaluation": cfg.evaluation.seed})

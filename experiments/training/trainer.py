@@ -122,20 +122,6 @@ def load_snapshots(path: Path) -> List[Dict[str, Any]]:
     with np.load(path, allow_pickle=False) as z:
         return [actor_from_arrays(z, prefix=f"s{k}/") for k in range(int(z["count"]))]
 
-# =========================================================================== config
-
-
-# ------------------------------------------------------------------ generic validation
-
-
-# =========================================================================== run folder
-
-
-# =========================================================================== model
-
-
-# =========================================================================== evaluation
-
 
 class _TrainerHooks(BaseCallback):
     """SB3's callback points, handed to the :class:`Trainer` (rollout start and end, each step)."""
@@ -494,9 +480,6 @@ class Trainer:
             pass
         if self.writer is not None:
             self.writer.flush()
-
-
-# =========================================================================== plots
 
 
 # =========================================================================== entry points

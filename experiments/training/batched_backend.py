@@ -1,0 +1,247 @@
+"""``backend: batched``: :mod:`experiments.training.batched_ppo` inside the training run of ``handfoot train``.
+
+Any training config runs on it with ``backend: batched`` (``--set backend=batched``).  Same run
+folder, ``config.yaml``/``run.json``, TensorBoard tags (``rollout/*``, ``train/*``,
+``selfplay/*``, ``eval/*``, ``time/fps``), ``metrics.jsonl`` records, periodic duplicate
+evaluation, snapshot pool, ``best``/``final`` and ``--resume`` as the SB3 backend
+(:class:`experiments.training.trainer.Trainer` is the base class).  The config fields mean the same:
+
+* ``total_timesteps`` counts learner decisions (both seats of the learning team);
+* one PPO update per ``ppo.n_steps x n_envs`` decisions, ``ppo.*`` and ``network.*`` as SB3;
+  ``n_envs`` only sizes the rollout (the games played at once are ``batched.games``);
+* ``opponents``, ``snapshots.*``, ``reward``, ``reward_scale``, ``max_actions``, ``shaping.*``,
+  ``network.centralised_critic``, ``evaluation.*``, ``checkpoint_every``, ``torch_threads``
+  (the learner's threads; sampler processes use one).  ``vec_env`` does not apply.
+
+``batched:`` settings (:data:`experiments.training.config.BATCHED_DEFAULTS`):
+
+``games``      games played at once (over all sampler processes); one tick asks each for a move.
+``samplers``   sampler processes (0: the games are played in the learner process).
+``pipeline``   true: the next rollout is played while the learner updates (needs
+               ``samplers >= 1``; the rollout lags the learner by one update); false: play, then
+               update (strictly on-policy).
+
+Checkpoints hold no pickle: ``actor.npz`` (for ``policy:PATH``), ``learner.npz`` (network and
+Adam state, plain arrays), ``snapshots.npz`` (the pool, as the SB3 backend writes it) and
+``trainer.json``; every ``.npz`` loads with ``allow_pickle=False``.  Ctrl-C writes a checkpoint
+at the last finished update, as the other backends.
+
+Reproducibility: ``seed`` seeds torch (initial weights), the minibatch order and the samplers
+(``SeedSequence(seed)``, one child per sampler process: deals, learning team, opponents, snapshot
+draws, heuristic seeds, sampled actions).  The same config and seed give the same weights and
+``metrics.jsonl`` on the same machine; the figures depend on ``batched.games`` and
+``batched.samplers``.  A resumed run reseeds from ``(seed, timesteps)`` as the other backends.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch as th
+import yaml
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from agents.policy import ACTOR_FILE, save_actor
+from experiments.config import config_to_dict
+from experiments.training.config import BATCHED_DEFAULTS, validate_batched
+from experiments.runs import open_run, session_info, truncate_metrics, write_json
+from experiments.training.batched_ppo import BatchedPPO
+from experiments.training.trainer import SNAPSHOTS_FILE, Trainer, load_snapshots, run_session, save_snapshots
+
+LEARNER_FILE = "learner.npz"
+
+
+class BatchedTrainer(Trainer):
+    """One ``backend: batched`` run: the :class:`Trainer` schedules with :class:`BatchedPPO` underneath."""
+
+    backend = "batched"
+
+    def __init__(self, *a: Any, **kw: Any):
+        super().__init__(*a, **kw)
+        self.settings = validate_batched(self.cfg)
+        self.ppo: Optional[BatchedPPO] = None
+        self.timesteps = 0
+        self.episodes: collections.deque = collections.deque(maxlen=100)   # seat episodes (return, length)
+        self.snapshots_changed = True
+
+    # -------------------------------------------------------- weights
+    def weights(self) -> Dict[str, Any]:
+        return self.ppo.actor()
+
+    def sync(self, snapshots: bool = False) -> None:     # weights travel with every rollout request
+        pass
+
+    def steps(self) -> int:
+        return int(self.timesteps)
+
+    # -------------------------------------------------------- setup
+    def setup(self) -> None:
+        cfg = self.cfg
+        th.set_num_threads(cfg.torch_threads)
+        start = 0
+        if self.resume is not None:
+            st = json.loads((self.resume / "trainer.json").read_text())
+            start = int(st["num_timesteps"])
+            self.state.update(st["state"])
+            truncate_metrics(self.run, start)
+        self.timesteps = start
+        self.env_seed = cfg.seed if start == 0 else int(
+            np.random.SeedSequence([cfg.seed, start]).generate_state(1)[0] % (2 ** 31))
+        self.ppo = BatchedPPO(cfg, self.settings, seed=self.env_seed, sampler_seed=self.env_seed)
+        if self.resume is not None:
+            with np.load(self.resume / LEARNER_FILE, allow_pickle=False) as z:
+                self.ppo.load_state_arrays({k: z[k] for k in z.files})
+            self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
+        self.writer = SummaryWriter(str(self.run / "tb"))
+        if self.resume is None:
+            self.writer.add_text("config", "```\n" + yaml.safe_dump(config_to_dict(cfg), sort_keys=False)
+                                 + "\n```", 0)
+        ev = cfg.evaluation
+        if self.state["next_eval"] is None:
+            self.state["next_eval"] = ev.every_timesteps if ev.every_timesteps > 0 else None
+        if self.state["next_checkpoint"] is None:
+            self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
+
+    def session_started(self, info: Dict[str, Any]) -> str:
+        s = self.settings
+        info["backend"] = "batched"
+        info["batched"] = s
+        info["seeds"]["envs"] = f"SeedSequence({self.env_seed}), one child per sampler process"
+        mode = "pipelined" if s["pipeline"] else "synchronous"
+        return (f"run folder: {self.run} (batched PPO: {s['games']} games, {s['samplers']} sampler process(es), "
+                f"{mode})" + (f" (resumed from {self.resume} at {self.timesteps:,} steps)" if self.resume else ""))
+
+    # -------------------------------------------------------- between updates
+    def between_updates(self) -> None:
+        """Snapshot, evaluation and checkpoint when due (the SB3 trainer's on_rollout_start)."""
+        cfg = self.cfg
+        upd = self.state["updates"]
+        if upd > 0 and upd % cfg.snapshots.every_updates == 0 and upd not in self.state["snapshot_updates"]:
+            self.snapshots.append(self.weights())
+            self.state["snapshot_updates"].append(upd)
+            self.snapshots = self.snapshots[-cfg.snapshots.keep:]
+            self.state["snapshot_updates"] = self.state["snapshot_updates"][-cfg.snapshots.keep:]
+            self.snapshots_changed = True
+            self.scalar("selfplay/snapshots", len(self.snapshots), self.timesteps)
+        self.run_schedules(self.timesteps)
+
+    def record_rollout(self, batch: Dict[str, Any]) -> None:
+        steps = self.timesteps
+        games: List[Dict[str, Any]] = batch["games"]
+        for g in games:
+            for r, n in zip(g["returns"], g["lengths"]):
+                self.episodes.append((r, n))
+        rec: Dict[str, Any] = {"kind": "rollout", "timesteps": steps, "update": self.state["updates"]}
+        if self.episodes:
+            rec["ep_rew_mean"] = float(np.mean([e[0] for e in self.episodes]))
+            rec["ep_len_mean"] = float(np.mean([e[1] for e in self.episodes]))
+            self.scalar("rollout/ep_rew_mean", rec["ep_rew_mean"], steps)
+            self.scalar("rollout/ep_len_mean", rec["ep_len_mean"], steps)
+        by_kind: Dict[str, List[float]] = {}
+        for g in games:
+            by_kind.setdefault(g["opponent"], []).append(g["result"])
+        for kind, vals in sorted(by_kind.items()):
+            rec[f"result_vs_{kind}"] = float(np.mean(vals))
+            self.scalar(f"selfplay/result_vs_{kind}", rec[f"result_vs_{kind}"], steps)
+        if games:
+            rec["games"] = len(games)
+            self.scalar("selfplay/games", len(games), steps)
+            self.scalar("selfplay/score_diff", float(np.mean([g["score_diff"] for g in games])), steps)
+            self.scalar("selfplay/truncated", float(np.mean([g["truncated"] for g in games])), steps)
+        self.metric(rec)
+
+    def record_update(self, stats: Optional[Dict[str, float]] = None) -> None:
+        if not stats:
+            return
+        steps = self.timesteps
+        for k, v in stats.items():
+            self.scalar(f"train/{k}", v, steps)
+        self.metric({"kind": "update", "timesteps": steps, "update": self.state["updates"], **stats})
+
+    # -------------------------------------------------------- checkpoints
+    def checkpoint(self, path: Path, periodic: bool, extra: Optional[Dict[str, Any]] = None) -> None:
+        tmp = self.checkpoint_tmp(path)
+        save_actor(self.weights(), tmp / ACTOR_FILE)
+        with open(tmp / LEARNER_FILE, "wb") as f:
+            np.savez(f, **self.ppo.state_arrays())
+        save_snapshots(self.snapshots, tmp / SNAPSHOTS_FILE)
+        write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
+                                          "backend": "batched", "config": config_to_dict(self.cfg)})
+        self.commit_checkpoint(tmp, path, periodic, extra)
+
+    # -------------------------------------------------------- run
+    def learn(self) -> None:
+        total = self.cfg.total_timesteps
+        if self.timesteps >= total:
+            self.log(f"already at {self.timesteps:,} timesteps (total_timesteps {total:,})")
+            return
+        if self.cfg.progress and not self.quiet:
+            self.bar = tqdm(total=total, initial=self.timesteps, unit="step", desc="train (batched)",
+                            file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
+        try:
+            with self.stop:
+                self.iterate(total)
+            self.interrupted = self.stop.requested
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+                self.bar = None
+
+    def iterate(self, total: int) -> None:
+        """Rollout and update until ``total`` decisions, or until Ctrl-C (the update in hand finishes)."""
+        while self.timesteps < total and not self.stop.requested:
+            self.between_updates()
+            t0 = time.perf_counter()
+            snaps = list(self.snapshots) if self.snapshots_changed else None
+            self.snapshots_changed = False
+            batch = self.ppo.rollout(snaps, remaining=total - self.timesteps)
+            t1 = time.perf_counter()
+            self.timesteps += int(batch["decisions"])
+            self.state["updates"] += 1
+            self.record_rollout(batch)
+            stats = self.ppo.update(batch)
+            self.record_update(stats)
+            t2 = time.perf_counter()
+            # rollout_s: time the learner waited for the rollout (pipelined: only what the
+            # update did not cover); update_s: the PPO update
+            self.scalar("time/rollout_s", t1 - t0, self.timesteps)
+            self.scalar("time/update_s", t2 - t1, self.timesteps)
+            if t2 > t0:
+                self.scalar("time/fps", batch["decisions"] / (t2 - t0), self.timesteps)
+            if self.bar is not None:
+                self.bar.update(int(batch["decisions"]))
+
+    def finish(self) -> Dict[str, Any]:
+        cfg = self.cfg
+        steps = self.timesteps
+        self.evaluate_if_due(steps)
+        if self.state["next_checkpoint"] is not None and steps >= self.state["next_checkpoint"]:
+            while self.state["next_checkpoint"] <= steps:
+                self.state["next_checkpoint"] += cfg.checkpoint_every
+            self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
+        return self.finish_run(steps)
+
+    def close(self) -> None:
+        if self.ppo is not None:
+            self.ppo.close()
+        if self.writer is not None:
+            self.writer.flush()
+            self.writer.close()
+
+
+def train(cfg: Any, resume: Any = None, quiet: bool = False, argv: Optional[List[str]] = None) -> Dict[str, Any]:
+    """:func:`experiments.training.run.train` for ``backend: batched``: same run folder, same result dict."""
+    validate_batched(cfg)
+    run, ck = open_run(cfg, resume or cfg.resume)
+    info = session_info(cfg, ck, argv, {"torch/minibatches": cfg.seed, "envs": None,
+                                        "evaluation": cfg.evaluation.seed})
+    return run_session(BatchedTrainer(cfg, run, resume=ck, quiet=quiet), info)
+
+
+__all__ = ["BATCHED_DEFAULTS", "BatchedTrainer", "train"]

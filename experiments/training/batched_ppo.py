@@ -1,0 +1,319 @@
+"""Batched self-play PPO: many games in one process, one forward pass per network per tick.
+
+``backend: batched`` in a training config (:mod:`experiments.training.batched_backend` runs it
+with the run folder, evaluation and checkpoints of the other backends).  This module is the
+algorithm, readable top to bottom:
+
+1. **Network** (:class:`ActorCritic`): the SB3 backend's shape (``network.pi``/``network.vf``
+   MLPs, fixed input scale :func:`handfoot_env.observation.observation_scale`, 705 logits), so the
+   actor exports to the same ``actor.npz`` (:func:`actor_weights`) that ``policy:PATH`` plays.
+2. **Rollout** (:class:`experiments.training.batched_sampler.Sampler`): ``games`` games on the
+   engine's fast path.  In each game
+   both seats of one team, drawn per game, are the **learning team**: each of the two seats is
+   one trajectory (parameter sharing), and each of its decisions is a training sample.  The
+   other team is drawn per game from the ``opponents`` mixture: the current learner (``self``,
+   no samples), a frozen snapshot (``self_snapshots``) or an agent spec (heuristics, played
+   in-process between decisions).  One **tick** asks every game's seat to act: all seats played
+   by the learner's weights go through one batched forward pass, the seats of each snapshot
+   through one pass per snapshot; actions are drawn from the masked softmax.  The sampler runs
+   the actor in NumPy (:class:`agents.policy.NumpyPolicy`, the class that plays checkpoints), so
+   it can run in a worker process without torch threads.
+3. **Rewards**: each learning seat's reward for a decision is the sum of what the AEC env
+   (``handfoot_v0``) gives that seat from that decision up to its next one: every round end adds
+   :func:`handfoot_env.episode.round_reward` (``round_score_diff``), the game end adds
+   :func:`handfoot_env.episode.win_reward` (``game_win``); optional potential-based shaping as
+   the SB3 backend.  tests/test_batched_ppo.py replays games in the AEC env and compares.
+4. **GAE over per-seat trajectories** (:func:`gae`): every sample links to the same seat's next
+   decision.  A rollout stops after ``n_steps x n_envs`` learner decisions; the last decision of
+   each open trajectory is not trained on in this update (its return is not known yet): it is the
+   bootstrap of the sample before it and is carried, with its recorded log-probability, into the
+   next rollout as that trajectory's first sample.  A game cut by ``max_actions`` is bootstrapped
+   with the value of the seat's observation at the cut.  Values are computed by the learner with
+   its current critic just before the update.
+5. **Clipped PPO update** (:meth:`BatchedPPO.update`): masked categorical (illegal logits
+   filled with -1e8, entropy over the legal actions), per-minibatch advantage normalisation,
+   value MSE, entropy bonus, global gradient clipping, optional ``target_kl`` early stop; SB3's
+   hyperparameter names and its ``train/*`` statistics.
+
+Using both cores (``batched.samplers``, ``batched.pipeline``): by default one sampler process
+plays the games while the learner process updates, **pipelined**: the rollout that is played
+during update ``k`` uses the weights from before update ``k`` (a lag of one update).  The update
+then follows decoupled PPO (Hilton et al., 2021, "Batch size-invariance for policy
+optimization"): the clipped ratio is taken against the learner's current policy (the proximal
+policy) and each sample is weighted by proximal / behaviour probability (truncated at
+:data:`MAX_WEIGHT`), so the trust region is the usual one and the lag is corrected.  Playing a
+rollout and updating on it cost about the same CPU, so overlapping them can halve the wall time
+per decision when the second core is free; torch threads do not help on these small matrices
+(measurements in :mod:`experiments.training.batched_backend`).  ``pipeline: false`` is strictly
+on-policy: ``samplers`` processes (0: the learner process itself) play, then the learner updates.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch as th
+from torch import nn
+
+from experiments.training.batched_sampler import SamplerGroup
+from handfoot_env.actions import NUM_ACTIONS
+from handfoot_env.config import load_rules
+from handfoot_env.observation import (
+    observation_scale,
+    observation_size,
+    state_size,
+)
+
+MASKED = -1e8            # logit of an illegal action (as sb3-contrib's MaskableCategorical)
+MAX_WEIGHT = 2.0         # truncation of the behaviour-policy importance weight (pipelined rollouts)
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+# =========================================================================== 1. network
+def _mlp(n_in: int, hidden: Sequence[int], activation: str) -> Tuple[nn.Sequential, int]:
+    layers: List[nn.Module] = []
+    for h in hidden:
+        layers += [nn.Linear(n_in, int(h)), ACTIVATIONS[activation]()]
+        n_in = int(h)
+    return nn.Sequential(*layers), n_in
+
+
+class ActorCritic(nn.Module):
+    """Actor (seat observation -> 705 logits) and critic (observation, plus the state with a
+    centralised critic -> value), each an MLP on fixed-scaled inputs."""
+
+    def __init__(self, players: int, teams: int, pi: Sequence[int], vf: Sequence[int], activation: str = "tanh",
+                 ortho_init: bool = True, centralised_critic: bool = False):
+        super().__init__()
+        self.obs_size = observation_size(players, teams)
+        self.critic_size = self.obs_size + (state_size(players, teams) if centralised_critic else 0)
+        self.activation = activation
+        self.register_buffer("actor_scale", th.as_tensor(observation_scale(players, teams)))
+        self.register_buffer("critic_scale", th.as_tensor(observation_scale(players, teams, centralised_critic)))
+        self.actor, h = _mlp(self.obs_size, pi, activation)
+        self.logits = nn.Linear(h, NUM_ACTIONS)
+        self.critic, h = _mlp(self.critic_size, vf, activation)
+        self.value_head = nn.Linear(h, 1)
+        if ortho_init:                           # SB3's choice of gains
+            for m in list(self.actor) + list(self.critic):
+                if isinstance(m, nn.Linear):
+                    nn.init.orthogonal_(m.weight, gain=np.sqrt(2))
+                    nn.init.zeros_(m.bias)
+            for m, gain in ((self.logits, 0.01), (self.value_head, 1.0)):
+                nn.init.orthogonal_(m.weight, gain=gain)
+                nn.init.zeros_(m.bias)
+
+    def forward_logits(self, obs: th.Tensor, columns: Optional[th.Tensor] = None) -> th.Tensor:
+        """Logits of every action, or only of the action ids in ``columns``."""
+        h = self.actor(obs * self.actor_scale)
+        if columns is None:
+            return self.logits(h)
+        return nn.functional.linear(h, self.logits.weight[columns], self.logits.bias[columns])
+
+    def forward_value(self, critic_obs: th.Tensor) -> th.Tensor:
+        return self.value_head(self.critic(critic_obs * self.critic_scale)).squeeze(-1)
+
+
+def actor_weights(model: ActorCritic) -> Dict[str, Any]:
+    """The actor as NumPy arrays, in the format of :func:`agents.sb3_model.extract_weights`
+    (what :class:`NumpyPolicy`, ``agents.policy.save_actor`` and ``policy:PATH`` use)."""
+    def arr(t: th.Tensor) -> np.ndarray:
+        return t.detach().cpu().numpy().astype(np.float32).copy()
+    layers = [(arr(m.weight), arr(m.bias)) for m in model.actor if isinstance(m, nn.Linear)]
+    return {"scale": arr(model.actor_scale), "visible": model.obs_size, "layers": layers,
+            "activation": model.activation, "out": (arr(model.logits.weight), arr(model.logits.bias))}
+
+
+# =========================================================================== 4. GAE
+def gae(values: np.ndarray, rewards: np.ndarray, done: np.ndarray, nxt: np.ndarray, is_open: np.ndarray,
+        gamma: float, lam: float) -> np.ndarray:
+    """Advantages along each seat's own trajectory: row ``k``'s successor is ``nxt[k]`` (rows of one
+    trajectory are in time order, so one backward pass suffices); an open successor is a bootstrap
+    (its value counts, its advantage does not: the trajectory is cut there)."""
+    v, r, d, nx, op = values.tolist(), rewards.tolist(), done.tolist(), nxt.tolist(), is_open.tolist()
+    adv = [0.0] * len(v)
+    gl = gamma * lam
+    for k in range(len(v) - 1, -1, -1):
+        if op[k]:
+            continue
+        if d[k]:
+            adv[k] = r[k] - v[k]
+            continue
+        j = nx[k]
+        if j < 0:
+            raise AssertionError(f"rollout row {k} is neither finished nor linked to its seat's next decision")
+        delta = r[k] + gamma * v[j] - v[k]
+        adv[k] = delta if op[j] else delta + gl * adv[j]
+    return np.asarray(adv, dtype=np.float32)
+
+
+# =========================================================================== 5. PPO
+class BatchedPPO:
+    """The learner: network, Adam, samplers, rollouts and clipped PPO updates for one TrainConfig.
+
+    ``settings`` is the validated ``batched:`` section (games, samplers, pipeline).
+    """
+
+    def __init__(self, cfg: Any, settings: Dict[str, Any], seed: int, sampler_seed: int):
+        self.cfg = cfg
+        self.settings = settings
+        p = cfg.ppo
+        r = load_rules(cfg.rules)
+        th.manual_seed(int(seed))
+        net = cfg.network
+        self.model = ActorCritic(r.players, r.teams, net.pi, net.vf, net.activation, net.ortho_init,
+                                 net.centralised_critic)
+        self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
+        self.rng = np.random.Generator(np.random.PCG64(int(seed)))       # minibatch order
+        self.rollout_size = int(p.n_steps) * int(cfg.n_envs)
+        self.pipeline = bool(settings["pipeline"])
+        self.samplers = SamplerGroup(
+            int(settings["samplers"]), int(settings["games"]), sampler_seed, rules=cfg.rules,
+            opponents=dict(cfg.opponents), reward=cfg.reward, reward_scale=cfg.reward_scale,
+            max_actions=cfg.max_actions, shaping_books=cfg.shaping.books, shaping_points=cfg.shaping.points,
+            centralised_critic=net.centralised_critic, snapshot_sampling=cfg.snapshots.sampling)
+        self._in_flight = False
+        self.n_updates = 0
+
+    def actor(self) -> Dict[str, Any]:
+        return actor_weights(self.model)
+
+    # ------------------------------------------------------------------ rollouts
+    def rollout(self, snapshots: Optional[List[Dict[str, Any]]], remaining: Optional[int] = None) -> Dict[str, Any]:
+        """The next rollout to learn from.  ``snapshots``: the pool when it changed, else None.
+        Synchronous: played now with the current weights.  Pipelined: the one played since the
+        previous call (the first call plays one first), and the next one starts now with the
+        current weights, unless this rollout covers the ``remaining`` decisions."""
+        w = self.actor()
+        if not self.pipeline:
+            self.samplers.request(self.rollout_size, w, snapshots)
+            return self.samplers.result()
+        if not self._in_flight:
+            self.samplers.request(self.rollout_size, w, snapshots)
+            snapshots = None                        # the pool travels once
+        batch = self.samplers.result()
+        self._in_flight = False
+        if remaining is None or batch["decisions"] < remaining:
+            self.samplers.request(self.rollout_size, w, snapshots)
+            self._in_flight = True
+        return batch
+
+    # ------------------------------------------------------------------ update
+    def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
+        """Values with the current critic, GAE, then ``n_epochs`` of clipped PPO on the trained rows."""
+        p = self.cfg.ppo
+        model = self.model
+        obs = th.from_numpy(batch["obs"])
+        mask_np = batch["mask"]
+        mask = th.from_numpy(mask_np)
+        critic_in = obs if "state" not in batch else th.cat([obs, th.from_numpy(batch["state"])], dim=1)
+        with th.no_grad():
+            values = th.cat([model.forward_value(c) for c in th.split(critic_in, 4096)]).numpy()
+        adv = gae(values, batch["rew"], batch["done"], batch["next"], batch["open"], p.gamma, p.gae_lambda)
+        rows = np.flatnonzero(~batch["open"])
+        returns = th.from_numpy(adv + values)
+        adv_t = th.from_numpy(adv)
+        act = th.from_numpy(batch["act"])
+        behaviour_logp = th.from_numpy(batch["logp"])
+        if self.pipeline:
+            # decoupled PPO: the rollout was played by the weights before the previous update, so
+            # the clip is taken around the current (proximal) policy and the behaviour policy is
+            # corrected by an importance weight prox / behaviour, truncated at MAX_WEIGHT
+            with th.no_grad():
+                prox_logp = th.cat([
+                    th.log_softmax(model.forward_logits(o).masked_fill(~m, MASKED), 1).gather(1, a[:, None])[:, 0]
+                    for o, m, a in zip(th.split(obs, 4096), th.split(mask, 4096), th.split(act, 4096))])
+            weight = (prox_logp - behaviour_logp).exp().clamp(max=MAX_WEIGHT)
+            old_logp = prox_logp
+        else:
+            weight = None
+            old_logp = behaviour_logp
+        old_values = th.from_numpy(values)
+        clip = float(p.clip_range)
+        local = th.zeros(NUM_ACTIONS, dtype=th.long)        # action id -> column in a minibatch's logits
+        stats: Dict[str, List[float]] = {"pg": [], "vf": [], "ent": [], "kl": [], "cf": [], "loss": []}
+        stop = False
+        for _epoch in range(int(p.n_epochs)):
+            order = self.rng.permutation(rows)
+            for s in range(0, len(order), int(p.batch_size)):
+                mb_np = order[s:s + int(p.batch_size)]
+                mb = th.from_numpy(mb_np)
+                # only the actions legal in some row of the minibatch (about a quarter of the 705):
+                # the others are masked in every row, so their probabilities and gradients are zero
+                mb_mask = mask[mb]
+                cols = th.from_numpy(np.flatnonzero(mask_np[mb_np].any(0)))
+                local[cols] = th.arange(len(cols))
+                logits = model.forward_logits(obs[mb], cols).masked_fill(~mb_mask[:, cols], MASKED)
+                logp_all = th.log_softmax(logits, dim=1)
+                logp = logp_all.gather(1, local[act[mb]][:, None]).squeeze(1)
+                # softmax, not logp_all.exp(): torch's exp is ~20x slower on the -1e8 - lse entries
+                entropy = -(th.softmax(logits, dim=1) * logp_all).sum(1)
+                value = model.forward_value(critic_in[mb])
+                a = adv_t[mb]
+                if p.normalize_advantage and len(mb) > 1:
+                    a = (a - a.mean()) / (a.std() + 1e-8)
+                log_ratio = logp - old_logp[mb]
+                ratio = log_ratio.exp()
+                surrogate = th.min(a * ratio, a * ratio.clamp(1 - clip, 1 + clip))
+                pg_loss = -(surrogate if weight is None else surrogate * weight[mb]).mean()
+                vf_loss = ((returns[mb] - value) ** 2).mean()
+                ent_loss = -entropy.mean()
+                loss = pg_loss + p.ent_coef * ent_loss + p.vf_coef * vf_loss
+                with th.no_grad():
+                    kl = float(((ratio - 1) - log_ratio).mean())
+                    stats["cf"].append(float(((ratio - 1).abs() > clip).float().mean()))
+                if p.target_kl is not None and kl > 1.5 * p.target_kl:
+                    stop = True
+                    break
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
+                self.optimizer.step()
+                stats["pg"].append(pg_loss.item())
+                stats["vf"].append(vf_loss.item())
+                stats["ent"].append(ent_loss.item())
+                stats["kl"].append(kl)
+                stats["loss"].append(loss.item())
+            if stop:
+                break
+        self.n_updates += 1
+        y, v = returns.numpy()[rows], old_values.numpy()[rows]
+        var_y = float(np.var(y))
+        ev = float("nan") if var_y == 0 else 1.0 - float(np.var(y - v)) / var_y
+
+        def mean(xs: List[float]) -> float:
+            return float(np.mean(xs)) if xs else float("nan")
+        return {"entropy_loss": mean(stats["ent"]), "policy_gradient_loss": mean(stats["pg"]),
+                "value_loss": mean(stats["vf"]), "approx_kl": mean(stats["kl"]), "clip_fraction": mean(stats["cf"]),
+                "loss": mean(stats["loss"]), "explained_variance": ev, "n_updates": float(self.n_updates),
+                "clip_range": clip, "learning_rate": float(p.learning_rate), "samples": float(len(rows))}
+
+    # ------------------------------------------------------------------ state (checkpoints, no pickle)
+    def state_arrays(self) -> Dict[str, np.ndarray]:
+        """Model parameters and Adam state as plain arrays (``np.savez``; load with allow_pickle=False)."""
+        out = {f"model/{k}": v.detach().cpu().numpy() for k, v in self.model.state_dict().items()}
+        opt = self.optimizer.state_dict()
+        for i, st in opt["state"].items():
+            for k, v in st.items():
+                out[f"adam/{i}/{k}"] = v.detach().cpu().numpy() if th.is_tensor(v) else np.asarray(v)
+        out["n_updates"] = np.asarray(self.n_updates, np.int64)
+        return out
+
+    def load_state_arrays(self, arrays: Dict[str, np.ndarray]) -> None:
+        sd = {k[len("model/"):]: th.from_numpy(np.array(v)) for k, v in arrays.items() if k.startswith("model/")}
+        self.model.load_state_dict(sd)
+        opt = self.optimizer.state_dict()
+        state: Dict[int, Dict[str, Any]] = {}
+        for k, v in arrays.items():
+            if k.startswith("adam/"):
+                _, i, name = k.split("/")
+                state.setdefault(int(i), {})[name] = th.from_numpy(np.array(v))
+        opt["state"] = state
+        self.optimizer.load_state_dict(opt)
+        self.n_updates = int(arrays["n_updates"])
+
+    def close(self) -> None:
+        self.samplers.close()
+
+
+__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae"]

@@ -1,0 +1,503 @@
+"""The rollout side of the batched backend: many games on the engine's fast path, played in one
+process or in sampler processes, every network seat of a tick in one batched forward pass.
+
+What a rollout holds, how rewards reach each learning seat and why the actor runs in NumPy is
+described in :mod:`experiments.training.batched_ppo`, the algorithm's page.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import random
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch as th
+
+from agents.policy import NumpyPolicy
+from agents.registry import make_agent
+from experiments.training.batched import random_opponent
+from experiments.training.config import SELF, SNAPSHOTS
+from experiments.training.selfplay import OpponentPool
+from handfoot_env.actions import NUM_ACTIONS
+from handfoot_env.engine import GAME_OVER, Game
+from handfoot_env.episode import EpisodeRules, episode_winner, round_reward, win_reward
+from handfoot_env.observation import (
+    encode_observation,
+    encode_state,
+    mask_of,
+    observation_size,
+    state_size,
+    table_points,
+)
+from handfoot_env.view import seat_view
+import os
+from experiments.processes import worker_init
+
+
+LEARN, SELF_NET, SNAP, AGENT = 0, 1, 2, 3      # how a seat is played
+
+def sample_masked(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+    """One action per row from the softmax over the legal logits, and its log-probability."""
+    z = np.where(mask, logits, -np.inf)
+    zmax = z.max(axis=1, keepdims=True)
+    c = np.cumsum(np.exp((z - zmax).astype(np.float64)), axis=1)
+    total = c[:, -1]
+    u = rng.random(len(z)) * total
+    a = (c <= u[:, None]).sum(axis=1)            # the first index whose cumulative sum passes u
+    over = a >= NUM_ACTIONS                      # u rounded onto the total: the last legal action
+    if over.any():
+        a[over] = [int(np.flatnonzero(m)[-1]) for m in mask[over]]
+    rows = np.arange(len(z))
+    logp = (z[rows, a] - zmax[:, 0]) - np.log(total)
+    return a, logp.astype(np.float32)
+
+
+class Actor:
+    """:class:`NumpyPolicy`'s folded actor layers run by torch (one thread in a sampler process):
+    multi-threaded BLAS behind NumPy's ``@`` is slow on a busy machine, torch's single-thread
+    kernels are not."""
+
+    def __init__(self, weights: Dict[str, Any]):
+        pol = NumpyPolicy(weights)
+        self.visible = pol.visible
+        self.act = th.relu if pol.relu else th.tanh
+        self.layers = [(th.from_numpy(np.ascontiguousarray(w)), th.from_numpy(b)) for w, b in pol.layers]
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        with th.no_grad():
+            x = th.from_numpy(np.ascontiguousarray(obs[:, :self.visible]))
+            last = len(self.layers) - 1
+            for i, (w, b) in enumerate(self.layers):
+                x = th.addmm(b, x, w)
+                if i < last:
+                    x = self.act(x)
+            return x.numpy()
+
+
+ROLLOUT_ARRAYS = ("obs", "state", "mask", "act", "logp", "rew", "done", "next", "open", "trace")
+
+
+class Rollout:
+    """Growable sample arrays of one rollout (row ``k`` is one learning-seat decision)."""
+
+    def __init__(self, cap: int, obs_n: int, state_n: int):
+        self.n = 0
+        self.obs = np.zeros((cap, obs_n), np.float32)
+        self.state = np.zeros((cap, state_n), np.float32) if state_n else None
+        self.mask = np.zeros((cap, NUM_ACTIONS), bool)
+        self.act = np.zeros(cap, np.int64)
+        self.logp = np.zeros(cap, np.float32)
+        self.rew = np.zeros(cap, np.float64)
+        self.done = np.zeros(cap, bool)
+        self.next = np.full(cap, -1, np.int64)      # the same seat's next decision (or bootstrap row)
+        self.open = np.zeros(cap, bool)             # a bootstrap row: not trained on in this rollout
+        self.trace = np.zeros((cap, 4), np.int64)    # (game slot, episode of the slot, seat, decision number)
+
+    def reserve(self, extra: int) -> None:
+        cap = len(self.act)
+        if self.n + extra <= cap:
+            return
+        new = max(2 * cap, self.n + extra)
+        for name in ROLLOUT_ARRAYS:
+            a = getattr(self, name)
+            if a is None:
+                continue
+            b = np.zeros((new,) + a.shape[1:], a.dtype) if name != "next" else np.full(new, -1, np.int64)
+            b[:cap] = a
+            setattr(self, name, b)
+
+    def export(self) -> Dict[str, np.ndarray]:
+        n = self.n
+        return {k: getattr(self, k)[:n].copy() for k in ROLLOUT_ARRAYS if getattr(self, k) is not None}
+
+
+class Sampler:
+    """``games`` self-play games and their learning-team trajectories (see the module docstring).
+
+    ``rollout(decisions, learner, snapshots)`` plays ticks until ``decisions`` new learner
+    decisions are recorded and returns them as arrays (:meth:`Rollout.export`) plus statistics of
+    the games that ended.  Every random choice (deals, learning team, opponent kind, snapshot,
+    heuristic seeds, sampled actions) comes from ``seed``.
+    """
+
+    def __init__(self, rules: Any, games: int, seed: int, opponents: Dict[str, float],
+                 reward: str = "round_score_diff", reward_scale: float = 0.001, max_actions: Optional[int] = None,
+                 shaping_books: float = 0.0, shaping_points: float = 0.0, centralised_critic: bool = False,
+                 snapshot_sampling: str = "uniform"):
+        self.games = [Game(rules) for _ in range(int(games))]
+        r = self.games[0].rules
+        self.rules = r
+        self.n_seats = r.players
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        self.max_actions = EpisodeRules(r, reward, reward_scale, "game", max_actions or None).max_actions
+        self.shaping = (float(shaping_books), float(shaping_points))
+        self.with_state = bool(centralised_critic)
+        self.snapshot_sampling = snapshot_sampling
+        self.pool = OpponentPool(dict(opponents))
+        self.rng = np.random.Generator(np.random.PCG64(int(seed)))
+        self.py_rng = random.Random(int(self.rng.integers(2 ** 63)))     # random opponents' moves
+        self.obs_n = observation_size(r.players, r.teams)
+        self.state_n = state_size(r.players, r.teams) if self.with_state else 0
+        self.buf = Rollout(4096, self.obs_n, self.state_n)
+        self.learner: Optional[Actor] = None
+        self.snapshots: List[Actor] = []
+        self._agents: Dict[Tuple[int, int, str], Any] = {}
+        n = len(self.games)
+        self.role = [[LEARN] * self.n_seats for _ in range(n)]
+        self.player: List[List[Any]] = [[None] * self.n_seats for _ in range(n)]   # policy or agent per seat
+        self.kind = [""] * n
+        self.episode = [0] * n                                      # games dealt in each slot so far
+        self.team = [0] * n
+        self.rounds_seen = [0] * n
+        self.pending = [[0.0] * self.n_seats for _ in range(n)]   # reward since the seat's last decision
+        self.last = [[-1] * self.n_seats for _ in range(n)]       # the seat's last sample row, -1: none
+        self.phi = [[0.0] * self.n_seats for _ in range(n)]       # shaping potential at that decision
+        self.ret = [[0.0] * self.n_seats for _ in range(n)]       # episode return of each learning seat
+        self.dec = [[0] * self.n_seats for _ in range(n)]         # decisions of each learning seat
+        self.finished: List[Dict[str, Any]] = []
+        self.actions = 0                                            # game actions applied, every seat
+        self.started = False
+
+    # ------------------------------------------------------------------ policies
+    def set_policies(self, learner: Dict[str, Any], snapshots: Optional[Sequence[Dict[str, Any]]] = None) -> None:
+        """The learner's actor weights, and (when given) the snapshot pool, oldest first."""
+        self.learner = Actor(learner)
+        if snapshots is not None:
+            self.snapshots = [Actor(w) for w in snapshots]
+
+    # ------------------------------------------------------------------ games
+    def _new_game(self, i: int) -> None:
+        """Deal game ``i``: learning team, opponent kind and the player of every seat."""
+        g = self.games[i]
+        rng = self.rng
+        g.reset(seed=int(rng.integers(2 ** 31)))
+        team = int(rng.integers(g.num_teams))
+        kind = self.pool.sample(rng)
+        self.team[i], self.kind[i] = team, kind
+        self.rounds_seen[i] = 0
+        self.episode[i] += 1
+        role, player = self.role[i], self.player[i]
+        snap = None
+        if kind == SNAPSHOTS and self.snapshots:
+            n_snap = len(self.snapshots)
+            k = n_snap - 1 if self.snapshot_sampling == "latest" else int(rng.integers(n_snap))
+            snap = self.snapshots[k]
+        for p in range(self.n_seats):
+            self.pending[i][p] = 0.0
+            self.last[i][p] = -1
+            self.ret[i][p] = 0.0
+            self.dec[i][p] = 0
+            if g.team_of[p] == team:
+                role[p], player[p] = LEARN, None
+            elif kind == SELF or (kind == SNAPSHOTS and snap is None):
+                role[p], player[p] = SELF_NET, None        # the current learner until the first snapshot
+            elif kind == SNAPSHOTS:
+                role[p], player[p] = SNAP, snap
+            else:
+                key = (i, p, kind)
+                if key not in self._agents:              # one agent per slot, seat and spec; reseeded every game
+                    self._agents[key] = None if kind == "random" else make_agent(kind, int(rng.integers(2 ** 31)))
+                a = self._agents[key]
+                if a is not None:
+                    a.reset(p, self.rules, int(rng.integers(2 ** 31)))
+                role[p], player[p] = AGENT, a
+
+    def _potential(self, g: Game, p: int) -> float:
+        books, points = self.shaping
+        if (not books and not points) or g.phase == GAME_OVER:
+            return 0.0
+        t = g.team_of[p]
+        return books * sum(g.book_counts[t]) + points * table_points(g, t) / 1000.0
+
+    def _round_rewards(self, i: int) -> None:
+        g = self.games[i]
+        new = g.round_scores[self.rounds_seen[i]:]
+        self.rounds_seen[i] = len(g.round_scores)
+        if self.reward_mode != "round_score_diff":
+            return
+        scale, pending, ret, team = self.reward_scale, self.pending[i], self.ret[i], self.team[i]
+        for totals in new:
+            r = round_reward(g, team, totals, scale)
+            for p in range(self.n_seats):
+                if self.role[i][p] == LEARN:
+                    pending[p] += r
+                    ret[p] += r
+
+    def _end_game(self, i: int, truncated: bool) -> None:
+        """Close both learning seats' trajectories of game ``i`` and record the game."""
+        g = self.games[i]
+        buf = self.buf
+        team = self.team[i]
+        final = win_reward(team, episode_winner(g)) if (self.reward_mode == "game_win" and not truncated) else 0.0
+        for p in range(self.n_seats):
+            if self.role[i][p] != LEARN:
+                continue
+            extra = final + (self._potential(g, p) - self.phi[i][p] if any(self.shaping) else 0.0)
+            self.ret[i][p] += extra
+            k = self.last[i][p]
+            if k >= 0:
+                buf.rew[k] += self.pending[i][p] + extra
+                if truncated:                    # bootstrap from the value of the seat's observation at the cut
+                    j = self._add_row(i, p, None)
+                    buf.open[j] = True
+                    buf.next[k] = j
+                else:
+                    buf.done[k] = True
+            self.last[i][p] = -1
+            self.pending[i][p] = 0.0
+        others = [g.scores[u] for u in range(g.num_teams) if u != team]
+        result = 0.0 if truncated else (0.5 if g.winner is None else float(g.winner == team))
+        seats = [p for p in range(self.n_seats) if self.role[i][p] == LEARN]
+        self.finished.append({"slot": i, "episode": self.episode[i], "seed": g.seed, "team": team,
+                              "opponent": self.kind[i], "result": result, "truncated": bool(truncated),
+                              "score_diff": float(g.scores[team] - max(others)), "actions": g.action_count,
+                              "returns": [self.ret[i][p] for p in seats], "lengths": [self.dec[i][p] for p in seats]})
+
+    def _add_row(self, i: int, p: int, legal: Optional[List[int]]) -> int:
+        g = self.games[i]
+        buf = self.buf
+        k = buf.n
+        buf.n += 1
+        buf.obs[k] = encode_observation(g, p, legal)
+        if buf.state is not None:
+            buf.state[k] = encode_state(g)
+        buf.rew[k] = 0.0
+        buf.done[k] = False
+        buf.next[k] = -1
+        buf.open[k] = False
+        buf.trace[k] = (i, self.episode[i], p, self.dec[i][p])
+        return k
+
+    def _advance(self, i: int) -> None:
+        """Play heuristic seats (and start new games) until a network seat of game ``i`` must act."""
+        g = self.games[i]
+        role, player = self.role[i], self.player[i]
+        n = 0
+        while True:
+            if len(g.round_scores) > self.rounds_seen[i]:
+                self._round_rewards(i)
+            if g.phase == GAME_OVER or g.action_count >= self.max_actions:
+                self._end_game(i, truncated=g.phase != GAME_OVER)
+                self._new_game(i)
+                continue
+            p = g.current
+            if role[p] != AGENT:
+                break
+            agent = player[p]
+            if agent is None:
+                legal = g.legal_actions()
+                g.apply_legal(random_opponent(g, p, legal, self.py_rng))
+            else:
+                view = seat_view(g, p)
+                obs = None
+                if agent.needs_observation:
+                    obs = {"observation": encode_observation(g, p, list(view.legal_actions)),
+                           "action_mask": mask_of(view.legal_actions)}
+                a = int(agent.act(obs, view))
+                if a in view.legal_actions:
+                    g.apply_legal(a)
+                else:
+                    g.step(a)                    # IllegalActionError naming the reason
+            n += 1
+        self.actions += n
+
+    # ------------------------------------------------------------------ one rollout
+    def rollout(self, decisions: int, learner: Optional[Dict[str, Any]] = None,
+                snapshots: Optional[Sequence[Dict[str, Any]]] = None) -> Dict[str, Any]:
+        """Play until ``decisions`` new learner decisions are recorded (see the class docstring)."""
+        if learner is not None:
+            self.set_policies(learner, snapshots)
+        if self.learner is None:
+            raise RuntimeError("Sampler: no learner weights (call set_policies first)")
+        if not self.started:
+            for i in range(len(self.games)):
+                self._new_game(i)
+                self._advance(i)
+            self.started = True
+        buf = self.buf
+        new = 0
+        start_actions = self.actions
+        while new < decisions:
+            new += self._tick()
+        out = buf.export()
+        # carry every open trajectory's last decision into the next rollout as its first row
+        carry = [(i, p, k) for i, row in enumerate(self.last) for p, k in enumerate(row) if k >= 0]
+        old = {name: getattr(buf, name) for name in ("obs", "state", "mask", "act", "logp", "rew", "trace")}
+        out["open"][[k for _, _, k in carry]] = True
+        moved = {name: (a[[k for _, _, k in carry]].copy() if a is not None else None) for name, a in old.items()}
+        buf.n = len(carry)
+        for name, a in moved.items():
+            if a is not None:
+                getattr(buf, name)[:len(carry)] = a
+        buf.done[:len(carry)] = False
+        buf.next[:len(carry)] = -1
+        buf.open[:len(carry)] = False
+        for j, (i, p, _) in enumerate(carry):
+            self.last[i][p] = j
+        finished, self.finished = self.finished, []
+        out["decisions"] = new
+        out["actions"] = self.actions - start_actions
+        out["games"] = finished
+        return out
+
+    def _tick(self) -> int:
+        """Every game's seat to act acts: learner rows in one forward pass, each snapshot's in one."""
+        games = self.games
+        buf = self.buf
+        buf.reserve(3 * len(games))
+        k0 = buf.n
+        learn_rows: List[Tuple[int, int, int]] = []           # (game, seat, buffer row)
+        other: Dict[int, Tuple[Actor, List[Tuple[int, int, List[int]]]]] = {}
+        flat: List[int] = []
+        phi_on = any(self.shaping)
+        for i, g in enumerate(games):
+            p = g.current
+            legal = g.legal_actions()
+            r = self.role[i][p]
+            if r == LEARN:
+                k = self._add_row(i, p, legal)
+                base = (k - k0) * NUM_ACTIONS
+                flat.extend([base + a for a in legal])
+                prev = self.last[i][p]
+                if prev >= 0:
+                    buf.rew[prev] += self.pending[i][p]
+                    buf.next[prev] = k
+                    self.pending[i][p] = 0.0
+                if phi_on:
+                    phi = self._potential(g, p)
+                    if prev >= 0:
+                        buf.rew[prev] += phi - self.phi[i][p]
+                        self.ret[i][p] += phi - self.phi[i][p]
+                    self.phi[i][p] = phi
+                self.last[i][p] = k
+                self.dec[i][p] += 1
+                learn_rows.append((i, p, k))
+            else:
+                pol = self.learner if r == SELF_NET else self.player[i][p]
+                other.setdefault(id(pol), (pol, []))[1].append((i, p, legal))
+        m = len(learn_rows)
+        if m:
+            mask = buf.mask[k0:k0 + m]
+            mask[:] = False
+            mask.reshape(-1)[flat] = True
+            a, logp = sample_masked(self.learner.logits(buf.obs[k0:k0 + m]), mask, self.rng)
+            buf.act[k0:k0 + m] = a
+            buf.logp[k0:k0 + m] = logp
+            for (i, _, _), ai in zip(learn_rows, a.tolist()):
+                games[i].apply_legal(ai)
+        for pol, rows in other.values():
+            obs = np.stack([encode_observation(games[i], p, legal) for i, p, legal in rows])
+            mk = np.zeros((len(rows), NUM_ACTIONS), bool)
+            for j, (_, _, legal) in enumerate(rows):
+                mk[j, legal] = True
+            a, _ = sample_masked(pol.logits(obs), mk, self.rng)
+            for (i, _, _), ai in zip(rows, a.tolist()):
+                games[i].apply_legal(ai)
+        self.actions += len(games)
+        for i in range(len(games)):
+            self._advance(i)
+        return m
+
+
+def _sampler_worker(conn, kwargs: Dict[str, Any], parent_pid: int) -> None:
+    worker_init(parent_pid)             # Ctrl-C is the learner's to handle; exit if the learner dies
+    th.set_num_threads(1)               # the sampler's matrices are small: one thread, no spinning
+    sampler = Sampler(**kwargs)
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            break
+        decisions, learner, snapshots = msg
+        try:
+            conn.send(sampler.rollout(decisions, learner, snapshots))
+        except Exception as e:  # noqa: BLE001 - the learner re-raises it with the worker's message
+            conn.send(RuntimeError(f"sampler process: {type(e).__name__}: {e}"))
+
+
+class SamplerGroup:
+    """``processes`` sampler processes (0: one sampler in this process) sharing ``games`` games;
+    ``request`` starts a rollout, ``result`` waits for it and joins the processes' arrays."""
+
+    def __init__(self, processes: int, games: int, seed: int, **kwargs: Any):
+        self.processes = int(processes)
+        k = max(1, self.processes)
+        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(int(seed)).spawn(k)]
+        sizes = [games // k + (1 if j < games % k else 0) for j in range(k)]
+        self.local: Optional[Sampler] = None
+        self.conns = []
+        self.procs = []
+        self._pending: Optional[Tuple[int, Any, Any]] = None
+        if self.processes == 0:
+            self.local = Sampler(games=games, seed=seeds[0], **kwargs)
+            return
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        for j in range(k):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_sampler_worker, daemon=True,
+                               args=(child, dict(kwargs, games=sizes[j], seed=seeds[j]), os.getpid()))
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def request(self, decisions: int, learner: Dict[str, Any], snapshots: Optional[List[Dict[str, Any]]]) -> None:
+        k = max(1, self.processes)
+        shares = [decisions // k + (1 if j < decisions % k else 0) for j in range(k)]
+        if self.local is not None:
+            self._pending = (decisions, learner, snapshots)
+            return
+        for conn, share in zip(self.conns, shares):
+            conn.send((share, learner, snapshots))
+
+    def result(self) -> Dict[str, Any]:
+        if self.local is not None:
+            decisions, learner, snapshots = self._pending
+            self._pending = None
+            return self.local.rollout(decisions, learner, snapshots)
+        parts = []
+        for conn in self.conns:
+            r = conn.recv()
+            if isinstance(r, Exception):
+                raise r
+            parts.append(r)
+        return merge_rollouts(parts)
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+        self.conns, self.procs = [], []
+
+
+def merge_rollouts(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Concatenate rollouts of several samplers (row links shifted to the joined rows)."""
+    if len(parts) == 1:
+        return parts[0]
+    out: Dict[str, Any] = {}
+    offset = 0
+    nexts = []
+    for part in parts:
+        nx = part["next"].copy()
+        nx[nx >= 0] += offset
+        nexts.append(nx)
+        offset += len(part["act"])
+    for key in parts[0]:
+        if key == "next":
+            out[key] = np.concatenate(nexts)
+        elif key in ("decisions", "actions"):
+            out[key] = sum(p[key] for p in parts)
+        elif key == "games":
+            out[key] = [g for p in parts for g in p[key]]
+        else:
+            out[key] = np.concatenate([p[key] for p in parts])
+    return out
+
+
+__all__ = ["Sampler", "SamplerGroup", "sample_masked", "merge_rollouts", "Actor", "Rollout"]

@@ -1,0 +1,334 @@
+"""``backend: batched``: per-seat rewards against the AEC env, GAE, masked sampling, determinism,
+checkpoints without pickle, resume, ``policy:PATH`` and the experiment pipeline.
+
+Tiny real runs (a few games, tiny networks), no mocks.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch as th
+
+from agents.policy import load_policy_agent
+from experiments.config import ConfigError, config_from_dict
+from experiments.training.config import TrainConfig
+from experiments.training.run import train
+from experiments.training.trainer import load_snapshots
+from experiments.training.cli import train_main
+from experiments.training.batched_ppo import ActorCritic, actor_weights, gae
+from experiments.training.batched_sampler import Sampler, sample_masked
+from handfoot_env import handfoot_v0
+from handfoot_env.observation import action_mask, encode_observation
+from handfoot_env.view import seat_view
+
+
+def tiny_config(tmp_path: Path, **over) -> TrainConfig:
+    data = {
+        "name": "tiny", "seed": 3, "total_timesteps": 256, "n_envs": 2, "backend": "batched",
+        "batched": {"games": 6, "samplers": 0, "pipeline": False},
+        "opponents": {"self_snapshots": 0.5, "random": 0.5},
+        "snapshots": {"every_updates": 1, "keep": 2},
+        "ppo": {"n_steps": 64, "batch_size": 64, "n_epochs": 2},
+        "network": {"pi": [32], "vf": [32]},
+        "evaluation": {"every_timesteps": 0, "deals": 2, "final_deals": 0, "workers": 1},
+        "checkpoint_every": 128, "run_dir": str(tmp_path / "runs"), "progress": False,
+    }
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(data.get(k), dict):
+            data[k] = {**data[k], **v}
+        else:
+            data[k] = v
+    return config_from_dict(TrainConfig, data)
+
+
+def tiny_actor(seed: int = 0, centralised: bool = False) -> dict:
+    th.manual_seed(seed)
+    return actor_weights(ActorCritic(4, 2, [16], [16], centralised_critic=centralised))
+
+
+# ------------------------------------------------------------------------------ per-seat rewards
+class RecordingSampler(Sampler):
+    """A Sampler that also keeps each finished game's action history (for the replay below)."""
+
+    def _end_game(self, i: int, truncated: bool) -> None:
+        self.histories = getattr(self, "histories", {})
+        self.histories[(i, self.episode[i])] = list(self.games[i].history)
+        super()._end_game(i, truncated)
+
+
+def aec_segments(game_seed: int, history, seat: int, reward: str):
+    """Replay ``history`` in the AEC env: ``seat``'s rewards summed from each of its decisions to its next."""
+    env = handfoot_v0.raw_env(reward=reward)
+    env.reset(seed=game_seed)
+    name = f"player_{seat}"
+    segments, acc, decisions = [], 0.0, 0
+    for p, a in history:
+        assert env.agent_selection == f"player_{p}"
+        if p == seat:
+            if decisions > 0:
+                segments.append(acc)
+                acc = 0.0
+            decisions += 1
+        env.step(a)
+        acc += env.rewards[name]
+    segments.append(acc)
+    return segments
+
+
+@pytest.mark.parametrize("reward,opponents", [
+    ("round_score_diff", {"random": 1.0, "greedy": 1.0, "self": 1.0, "self_snapshots": 1.0}),
+    ("game_win", {"random": 1.0, "self_snapshots": 1.0}),
+])
+def test_each_learning_seat_gets_exactly_its_aec_rewards(reward, opponents):
+    """Both seats of the learning team, across rollout boundaries (carried rows), step by step."""
+    s = RecordingSampler("pagat", games=4, seed=7, opponents=opponents, reward=reward)
+    learner, snap = tiny_actor(1), tiny_actor(2)
+    rows = {}                  # (slot, episode, seat) -> {decision number: (reward, done)}
+    obs_checked = 0
+    games = []
+    first = True
+    while len(games) < 6:
+        out = s.rollout(300, learner, [snap] if first else None)
+        first = False
+        games += out["games"]
+        for k in np.flatnonzero(~out["open"]):
+            slot, ep, seat, step = out["trace"][k].tolist()
+            key = (slot, ep, seat)
+            assert step not in rows.setdefault(key, {}), "a decision trained twice"
+            rows[key][step] = (float(out["rew"][k]), bool(out["done"][k]))
+            assert out["mask"][k, out["act"][k]], "a sampled action outside the mask"
+            assert np.isfinite(out["logp"][k]) and out["logp"][k] <= 0
+    for g in games:
+        history = s.histories[(g["slot"], g["episode"])]
+        seats = sorted({p for p, _ in history if p % 2 == g["team"]})
+        assert len(seats) == 2                       # both seats of the learning team produce samples
+        for seat in seats:
+            got = rows[(g["slot"], g["episode"], seat)]
+            segments = aec_segments(g["seed"], history, seat, reward)
+            assert sorted(got) == list(range(len(segments)))
+            np.testing.assert_allclose([got[i][0] for i in range(len(segments))], segments, rtol=0, atol=1e-9)
+            assert [got[i][1] for i in range(len(segments))] == [False] * (len(segments) - 1) + [True]
+            obs_checked += 1
+        assert g["returns"][0] == pytest.approx(sum(aec_segments(g["seed"], history, seats[0], reward)), abs=1e-9)
+    assert obs_checked >= 12
+    assert {g["opponent"] for g in games} <= set(opponents)
+
+
+def test_rows_hold_the_seat_observation_and_mask():
+    """Each row is the acting seat's own observation and legal mask, played in the same game."""
+    from handfoot_env.engine import Game
+    s = RecordingSampler("pagat", games=2, seed=3, opponents={"greedy": 1.0})
+    w = tiny_actor(0)
+    rows, games = {}, []
+    while not games:
+        out = s.rollout(300, w)
+        games += out["games"]
+        for k in np.flatnonzero(~out["open"]):
+            rows[tuple(out["trace"][k].tolist())] = (out["obs"][k], out["mask"][k], int(out["act"][k]))
+    g = games[0]
+    history = s.histories[(g["slot"], g["episode"])]
+    replay = Game("pagat")
+    replay.reset(seed=g["seed"])
+    counts = {0: 0, 1: 0, 2: 0, 3: 0}
+    checked = 0
+    for p, a in history:
+        key = (g["slot"], g["episode"], p, counts[p])
+        if p % 2 == g["team"]:
+            obs, mask, act = rows[key]
+            np.testing.assert_array_equal(obs, encode_observation(replay, p))
+            np.testing.assert_array_equal(mask, action_mask(replay, p).astype(bool))
+            assert act == a
+            checked += 1
+        else:
+            assert key not in rows                  # heuristic seats give no samples
+        counts[p] += 1
+        replay.step(a)
+    assert checked > 100
+
+
+def test_truncated_games_are_bootstrapped_not_finished():
+    s = Sampler("pagat", games=3, seed=1, opponents={"random": 1.0}, max_actions=60)
+    out = s.rollout(200, tiny_actor(0))
+    trunc = [g for g in out["games"] if g["truncated"]]
+    assert trunc and all(g["result"] == 0.0 for g in trunc)
+    assert not out["done"].any()                      # no game reached its end
+    # every row that ends a truncated trajectory links to an open bootstrap row
+    linked = out["next"][out["next"] >= 0]
+    assert out["open"][linked].sum() > 0
+
+
+# ------------------------------------------------------------------------------ GAE, sampling
+def test_gae_follows_each_seat_trajectory():
+    # two interleaved trajectories: A = rows 0, 2, 4 (done); B = rows 1, 3 then open row 5 (bootstrap)
+    v = np.array([0.5, 0.1, 0.4, 0.2, 0.3, 0.7], np.float32)
+    r = np.array([0.0, 1.0, 0.5, 0.0, 2.0, 9.0])
+    done = np.array([False, False, False, False, True, False])
+    nxt = np.array([2, 3, 4, 5, -1, -1])
+    op = np.array([False, False, False, False, False, True])
+    g, lam = 0.9, 0.8
+    adv = gae(v, r, done, nxt, op, g, lam)
+    a4 = 2.0 - 0.3
+    a2 = 0.5 + g * 0.3 - 0.4 + g * lam * a4
+    a0 = 0.0 + g * 0.4 - 0.5 + g * lam * a2
+    a3 = 0.0 + g * 0.7 - 0.2                       # cut at the open row: its value, not its advantage
+    a1 = 1.0 + g * 0.2 - 0.1 + g * lam * a3
+    np.testing.assert_allclose(adv[:5], [a0, a1, a2, a3, a4], rtol=1e-6)
+    assert adv[5] == 0.0
+
+
+def test_masked_sampling_stays_legal_and_follows_the_softmax():
+    rng = np.random.default_rng(0)
+    logits = np.tile(np.linspace(-3, 3, 705, dtype=np.float32), (20000, 1))
+    mask = np.zeros_like(logits, dtype=bool)
+    legal = [3, 100, 704]
+    mask[:, legal] = True
+    a, logp = sample_masked(logits, mask, rng)
+    assert set(np.unique(a)) <= set(legal)
+    z = logits[0, legal].astype(np.float64)
+    p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    freq = np.array([(a == x).mean() for x in legal])
+    np.testing.assert_allclose(freq, p, atol=0.02)
+    np.testing.assert_allclose(np.exp(logp[:3]), p[[legal.index(x) for x in a[:3]]], rtol=1e-5)
+
+
+# ------------------------------------------------------------------------------ training runs
+def _arrays(path: Path) -> dict:
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+@pytest.mark.parametrize("batched", [{"samplers": 0, "pipeline": False}, {"samplers": 1, "pipeline": True}])
+def test_same_seed_gives_identical_weights_and_metrics(tmp_path, batched):
+    runs = [Path(train(tiny_config(tmp_path / str(i), batched=batched), quiet=True)["run"]) for i in range(2)]
+    a0, a1 = _arrays(runs[0] / "final" / "learner.npz"), _arrays(runs[1] / "final" / "learner.npz")
+    assert a0.keys() == a1.keys()
+    for k in a0:
+        np.testing.assert_array_equal(a0[k], a1[k], err_msg=k)
+    m0 = (runs[0] / "metrics.jsonl").read_text()
+    assert m0 == (runs[1] / "metrics.jsonl").read_text()
+    ups = [json.loads(x) for x in m0.splitlines() if json.loads(x)["kind"] == "update"]
+    assert len(ups) >= 2 and all(np.isfinite(u["loss"]) for u in ups)
+    other = Path(train(tiny_config(tmp_path / "x", seed=4, batched=batched), quiet=True)["run"])
+    a2 = _arrays(other / "final" / "learner.npz")
+    assert any(not np.array_equal(a0[k], a2[k]) for k in a0 if k.startswith("model/"))
+
+
+def test_checkpoints_resume_and_policy_play_without_pickle(tmp_path):
+    cfg = tiny_config(tmp_path, total_timesteps=128, evaluation={"every_timesteps": 128, "deals": 2})
+    first = train(cfg, quiet=True)
+    run = Path(first["run"])
+    ck = sorted((run / "checkpoints").glob("step_*"))[-1]
+    assert (ck / "trainer.json").exists() and (ck / "learner.npz").exists() and (ck / "actor.npz").exists()
+    assert not list(run.rglob("*.pkl")) and not list(run.rglob("*.zip"))
+    for p in run.rglob("*.npz"):
+        _arrays(p)                                   # every array file loads without pickle
+    before = json.loads((run / "final" / "trainer.json").read_text())
+    assert before["backend"] == "batched" and before["num_timesteps"] == first["timesteps"] >= 128
+    rc = train_main(["--resume", str(run), "--set", "total_timesteps=400", "--quiet"])
+    assert rc == 0
+    state = json.loads((run / "final" / "trainer.json").read_text())
+    assert len(load_snapshots(run / "final" / "snapshots.npz")) == 2      # snapshots.keep
+    assert state["num_timesteps"] >= 400 and state["state"]["updates"] > before["state"]["updates"]
+    recs = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    steps = [r["timesteps"] for r in recs if r["kind"] == "rollout"]
+    assert steps == sorted(steps) and steps[-1] == state["num_timesteps"]
+    assert len([r for r in recs if r["kind"] == "eval"]) >= 2
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    ea = EventAccumulator(str(run / "tb"))
+    ea.Reload()
+    for tag in ("eval/elo", "train/value_loss", "train/approx_kl", "selfplay/snapshots", "time/fps"):
+        assert tag in ea.Tags()["scalars"], tag
+    info = json.loads((run / "run.json").read_text())
+    assert len(info["sessions"]) == 2 and info["sessions"][1]["resumed_from"]
+    # policy:PATH plays the actor: the argmax of the torch learner's masked logits
+    learner = _arrays(run / "final" / "learner.npz")
+    model = ActorCritic(4, 2, [32], [32])
+    model.load_state_dict({k[len("model/"):]: th.from_numpy(v) for k, v in learner.items() if k.startswith("model/")})
+    agent = load_policy_agent(str(run / "final"), seed=0)
+    agent_run = load_policy_agent(str(run), seed=0)
+    from handfoot_env.engine import Game
+    g = Game("pagat")
+    g.reset(seed=21)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        p = g.current
+        obs = {"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}
+        view = seat_view(g, p)
+        a = agent.act(obs, view)
+        with th.no_grad():
+            z = model.forward_logits(th.from_numpy(obs["observation"][None]))[0].numpy()
+        legal = np.flatnonzero(obs["action_mask"])
+        assert a == int(legal[np.argmax(z[legal])])
+        agent_run.act(obs, view)
+        g.step(int(rng.choice(view.legal_actions)))
+
+
+def test_centralised_critic_and_shaping_run(tmp_path):
+    cfg = tiny_config(tmp_path, total_timesteps=128, opponents={"greedy": 1.0},
+                      network={"pi": [16], "vf": [16], "centralised_critic": True},
+                      shaping={"books": 0.1, "points": 0.5}, checkpoint_every=0)
+    run = Path(train(cfg, quiet=True)["run"])
+    w = load_policy_agent(str(run / "final")).policy
+    assert w.visible == 170                     # the actor never sees the state part
+
+
+def test_experiment_runs_on_the_batched_backend(tmp_path):
+    from experiments.apps.experiment import load_experiment_config, run_experiment
+    cfg = load_experiment_config(None, data={
+        "name": "e2e", "seed": 1, "run_dir": str(tmp_path / "runs"),
+        "train": {"backend": "batched", "batched": {"games": 4, "samplers": 0, "pipeline": False},
+                  "total_timesteps": 128, "n_envs": 2, "progress": False,
+                  "opponents": {"random": 0.5, "self_snapshots": 0.5},
+                  "ppo": {"n_steps": 64, "batch_size": 64, "n_epochs": 1}, "network": {"pi": [32], "vf": [32]},
+                  "evaluation": {"every_timesteps": 128, "deals": 2, "final_deals": 0, "workers": 1}},
+        "evaluation": {"opponents": ["random", "greedy"], "deals": 2, "model": "both", "workers": 1}})
+    summary = run_experiment(cfg, quiet=True)
+    run = Path(summary["run"])
+    for name in ("report.md", "experiment.json", "best/actor.npz", "final/learner.npz", "learning_curve.png"):
+        assert (run / name).exists(), name
+    assert set(summary["results"]) == {"best", "final"}
+
+
+@pytest.mark.parametrize("batched,needle", [
+    ({"games": 0}, "batched.games"),
+    ({"gamez": 3}, "batched.gamez"),
+    ({"samplers": 0, "pipeline": True}, "batched.pipeline"),
+    ({"pipeline": "yes"}, "batched.pipeline"),
+])
+def test_bad_batched_settings_name_the_field(tmp_path, capsys, batched, needle):
+    with pytest.raises(ConfigError, match=needle.replace(".", r"\.")):
+        tiny_config(tmp_path, batched=batched)
+    p = tmp_path / "bad.yaml"
+    p.write_text(json.dumps({"backend": "batched", "batched": batched}))
+    assert train_main([str(p)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_minibatch_columns_give_the_same_policy_and_gradients():
+    """The update computes logits only for actions legal somewhere in the minibatch: same log-probabilities,
+    entropy and gradients as the full 705 masked logits."""
+    from experiments.training.batched_ppo import MASKED
+    s = Sampler("pagat", games=8, seed=2, opponents={"random": 1.0})
+    out = s.rollout(200, tiny_actor(0))
+    obs, mask, act = (th.from_numpy(out[k][:64]) for k in ("obs", "mask", "act"))
+    th.manual_seed(0)
+    model = ActorCritic(4, 2, [16], [16])
+    results = []
+    for cols in (None, mask.any(0).nonzero().squeeze(1)):
+        model.zero_grad()
+        m = mask if cols is None else mask[:, cols]
+        z = model.forward_logits(obs, cols).masked_fill(~m, MASKED)
+        lp = th.log_softmax(z, 1)
+        a = act if cols is None else th.searchsorted(cols, act)
+        logp = lp.gather(1, a[:, None]).squeeze(1)
+        ent = -(lp.exp() * lp).sum(1)
+        (logp.mean() + 0.1 * ent.mean()).backward()
+        results.append((logp.detach(), ent.detach(), model.logits.weight.grad.clone(),
+                        model.actor[0].weight.grad.clone()))
+    assert len(mask.any(0).nonzero()) < 705 / 2
+    for x, y in zip(*results):
+        assert th.allclose(x, y, atol=1e-6), (x - y).abs().max()
