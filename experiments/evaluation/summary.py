@@ -58,11 +58,13 @@ def summarize_eval(res: Dict[str, Any], spec: str) -> Dict[str, Any]:
                            "games": pr["games"], "deals": pr["deals"]}
     elo = None
     if "ratings" in res:
-        ratings = res["ratings"]
-        anchor_label = labels[specs.index("random")] if "random" in specs else None
-        shift = ELO_ANCHOR - ratings[anchor_label] if anchor_label else 0.0
-        elo = ratings[me] + shift
-        ratings = {("trained" if k == me else k): v + shift for k, v in ratings.items()}
+        # the harness anchors round-robin ratings at random = 1000; without random there is no
+        # anchor, and an Elo on another scale would be mislabelled: none is reported
+        if "random" in specs:
+            ratings = {("trained" if k == me else k): v for k, v in res["ratings"].items()}
+            elo = ratings["trained"]
+        else:
+            ratings = None
     else:
         ratings = None
         if "random" in per:   # a duel with random: Elo from the win rate (one virtual draw)
