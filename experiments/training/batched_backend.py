@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import collections
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -45,7 +44,6 @@ import numpy as np
 import torch as th
 import yaml
 from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from agents.policy import ACTOR_FILE, save_actor
 from experiments.config import config_to_dict
@@ -177,21 +175,7 @@ class BatchedTrainer(Trainer):
 
     # -------------------------------------------------------- run
     def learn(self) -> None:
-        total = self.cfg.total_timesteps
-        if self.timesteps >= total:
-            self.log(f"already at {self.timesteps:,} timesteps (total_timesteps {total:,})")
-            return
-        if self.cfg.progress and not self.quiet:
-            self.bar = tqdm(total=total, initial=self.timesteps, unit="step", desc="train (batched)",
-                            file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
-        try:
-            with self.stop:
-                self.iterate(total)
-            self.interrupted = self.stop.requested
-        finally:
-            if self.bar is not None:
-                self.bar.close()
-                self.bar = None
+        self.learn_in_iterations("train (batched)")
 
     def iterate(self, total: int) -> None:
         """Rollout and update until ``total`` decisions, or until Ctrl-C (the update in hand finishes)."""

@@ -39,7 +39,6 @@ only for ``backend: rllib``.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any, Dict, List, Optional
 
@@ -50,7 +49,6 @@ import yaml
 from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from agents.files import require_trust
 from agents.policy import ACTOR_FILE, save_actor
@@ -312,22 +310,7 @@ class RLlibTrainer(Trainer):
 
     # -------------------------------------------------------- run
     def learn(self) -> None:
-        total = self.cfg.total_timesteps
-        if self.timesteps >= total:
-            self.log(f"already at {self.timesteps:,} timesteps (total_timesteps {total:,})")
-            return
-        if self.cfg.progress and not self.quiet:
-
-            self.bar = tqdm(total=total, initial=self.timesteps, unit="step", desc="train (rllib)",
-                            file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
-        try:
-            with self.stop:
-                self.iterate(total)
-            self.interrupted = self.stop.requested
-        finally:
-            if self.bar is not None:
-                self.bar.close()
-                self.bar = None
+        self.learn_in_iterations("train (rllib)")
 
     def steps(self) -> int:
         return int(self.timesteps)

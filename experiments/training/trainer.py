@@ -389,6 +389,25 @@ class Trainer:
                 for p in olds[:max(0, len(olds) + 1 - self.cfg.keep_checkpoints)]:
                     shutil.rmtree(p)
 
+    def learn_in_iterations(self, desc: str) -> None:
+        """The learning loop of a backend that trains in iterations (rllib, batched): its
+        ``iterate(total)`` runs rollouts and updates until ``total`` timesteps or until Ctrl-C."""
+        total = self.cfg.total_timesteps
+        if self.timesteps >= total:
+            self.log(f"already at {self.timesteps:,} timesteps (total_timesteps {total:,})")
+            return
+        if self.cfg.progress and not self.quiet:
+            self.bar = tqdm(total=total, initial=self.timesteps, unit="step", desc=desc,
+                            file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
+        try:
+            with self.stop:
+                self.iterate(total)
+            self.interrupted = self.stop.requested
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+                self.bar = None
+
     def steps(self) -> int:
         """Learner timesteps so far."""
         return int(self.model.num_timesteps)
