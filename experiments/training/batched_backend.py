@@ -42,7 +42,6 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 import torch as th
-import yaml
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import ACTOR_FILE, save_actor
@@ -97,14 +96,7 @@ class BatchedTrainer(Trainer):
                 self.ppo.load_state_arrays({k: z[k] for k in z.files})
             self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
         self.writer = SummaryWriter(str(self.run / "tb"))
-        if self.resume is None:
-            self.writer.add_text("config", "```\n" + yaml.safe_dump(config_to_dict(cfg), sort_keys=False)
-                                 + "\n```", 0)
-        ev = cfg.evaluation
-        if self.state["next_eval"] is None:
-            self.state["next_eval"] = ev.every_timesteps if ev.every_timesteps > 0 else None
-        if self.state["next_checkpoint"] is None:
-            self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
+        self.start_logs_and_schedules()
 
     def session_started(self, info: Dict[str, Any]) -> str:
         s = self.settings
@@ -118,15 +110,8 @@ class BatchedTrainer(Trainer):
     # -------------------------------------------------------- between updates
     def between_updates(self) -> None:
         """Snapshot, evaluation and checkpoint when due (the SB3 trainer's on_rollout_start)."""
-        cfg = self.cfg
-        upd = self.state["updates"]
-        if upd > 0 and upd % cfg.snapshots.every_updates == 0 and upd not in self.state["snapshot_updates"]:
-            self.snapshots.append(self.weights())
-            self.state["snapshot_updates"].append(upd)
-            self.snapshots = self.snapshots[-cfg.snapshots.keep:]
-            self.state["snapshot_updates"] = self.state["snapshot_updates"][-cfg.snapshots.keep:]
+        if self.freeze_snapshot_if_due(self.timesteps):
             self.snapshots_changed = True
-            self.scalar("selfplay/snapshots", len(self.snapshots), self.timesteps)
         self.run_schedules(self.timesteps)
 
     def record_rollout(self, batch: Dict[str, Any]) -> None:

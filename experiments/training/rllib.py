@@ -45,7 +45,6 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import ray
 import torch
-import yaml
 from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from torch.utils.tensorboard import SummaryWriter
@@ -214,14 +213,7 @@ class RLlibTrainer(Trainer):
         else:
             self.snapshot(fill_all=True)         # the pool starts as copies of the initial learner
         self.writer = SummaryWriter(str(self.run / "tb"))
-        if self.resume is None:
-            self.writer.add_text("config", "```\n" + yaml.safe_dump(_config_dict(cfg), sort_keys=False)
-                                 + "\n```", 0)
-        ev = cfg.evaluation
-        if self.state["next_eval"] is None:
-            self.state["next_eval"] = ev.every_timesteps if ev.every_timesteps > 0 else None
-        if self.state["next_checkpoint"] is None:
-            self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
+        self.start_logs_and_schedules()
 
     def session_started(self, info: Dict[str, Any]) -> str:
         s = self.settings

@@ -231,13 +231,7 @@ class Trainer:
         for fmt in logger.output_formats:
             if isinstance(fmt, TensorBoardOutputFormat):
                 self.writer = fmt.writer
-        if self.resume is None and self.writer is not None:
-            self.writer.add_text("config", "```\n" + yaml.safe_dump(config_to_dict(cfg), sort_keys=False) + "\n```", 0)
-        ev = cfg.evaluation
-        if self.state["next_eval"] is None:
-            self.state["next_eval"] = ev.every_timesteps if ev.every_timesteps > 0 else None
-        if self.state["next_checkpoint"] is None:
-            self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
+        self.start_logs_and_schedules()
         self.sync(snapshots=True)
 
     def check_resume_files(self) -> bool:
@@ -253,6 +247,32 @@ class Trainer:
             return True
         raise ConfigError(f"resume: {str(ck)!r} has no {MODEL_STATE} and {SNAPSHOTS_FILE} (not an sb3 checkpoint)")
 
+    def start_logs_and_schedules(self) -> None:
+        """After setup: the config as TensorBoard text (new runs) and the first evaluation and
+        checkpoint steps (a resumed run keeps its own)."""
+        cfg = self.cfg
+        if self.resume is None and self.writer is not None:
+            self.writer.add_text("config", "```\n" + yaml.safe_dump(config_to_dict(cfg), sort_keys=False) + "\n```", 0)
+        ev = cfg.evaluation
+        if self.state["next_eval"] is None:
+            self.state["next_eval"] = ev.every_timesteps if ev.every_timesteps > 0 else None
+        if self.state["next_checkpoint"] is None:
+            self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
+
+    def freeze_snapshot_if_due(self, steps: int) -> bool:
+        """Every ``snapshots.every_updates`` updates, freeze the learner into the pool (the last
+        ``snapshots.keep`` are kept); whether the pool changed."""
+        cfg = self.cfg
+        upd = self.state["updates"]
+        if upd == 0 or upd % cfg.snapshots.every_updates or upd in self.state["snapshot_updates"]:
+            return False
+        self.snapshots.append(self.weights())
+        self.state["snapshot_updates"].append(upd)
+        self.snapshots = self.snapshots[-cfg.snapshots.keep:]
+        self.state["snapshot_updates"] = self.state["snapshot_updates"][-cfg.snapshots.keep:]
+        self.scalar("selfplay/snapshots", len(self.snapshots), steps)
+        return True
+
     def sync(self, snapshots: bool = False) -> None:
         """Push the learner's (and, when changed, the snapshot pool's) actor weights to every worker."""
         self.venv.env_method("set_learner", self.weights())
@@ -262,19 +282,10 @@ class Trainer:
     # ---------------------------------------------------------------- the loop hooks
     def on_rollout_start(self) -> None:
         """Between updates: snapshots, evaluation, checkpoints, then the weight sync."""
-        cfg = self.cfg
         steps = self.model.num_timesteps
         self.update_steps = steps         # where an interrupted rollout goes back to
         self.record_update()
-        changed = False
-        upd = self.state["updates"]
-        if upd > 0 and upd % cfg.snapshots.every_updates == 0 and upd not in self.state["snapshot_updates"]:
-            self.snapshots.append(self.weights())
-            self.state["snapshot_updates"].append(upd)
-            self.snapshots = self.snapshots[-cfg.snapshots.keep:]
-            self.state["snapshot_updates"] = self.state["snapshot_updates"][-cfg.snapshots.keep:]
-            changed = True
-            self.scalar("selfplay/snapshots", len(self.snapshots), steps)
+        changed = self.freeze_snapshot_if_due(steps)
         self.run_schedules(steps)
         self.sync(snapshots=changed)
 
