@@ -16,6 +16,12 @@ on the seat's observation and, by default, plays greedily: the argmax of the
 logits over the legal actions, so it is deterministic and ignores its seed.
 ``sample=True`` (spec ``policy:PATH?sample``) samples from the masked softmax with a
 generator seeded from ``reset``'s seed instead.
+
+Two kinds of network share the ``actor.npz`` format and ``policy:PATH``: a policy (logits over
+the 705 action ids; PPO, the default kind) and an action-value network (``kind = "q"``, trained
+by ``backend: dmc``): Q(s, a) scores each legal action from the observation and the action's
+features (:data:`handfoot_env.actions.ACTION_FEATURES`); :class:`QPolicy` plays the legal action
+of highest Q (``?sample``: the softmax of the Q values).  :func:`make_policy` picks the class.
 """
 from __future__ import annotations
 
@@ -31,6 +37,8 @@ from .base import Agent
 from .files import latest_checkpoint, require_trust
 
 ACTOR_FILE = "actor.npz"
+#: ``weights["kind"]`` of an action-value network (a policy network has no ``kind``)
+Q_KIND = "q"
 
 
 class NumpyPolicy:
@@ -78,6 +86,74 @@ class NumpyPolicy:
         return int(legal[min(i, len(legal) - 1)])
 
 
+class QPolicy:
+    """An action-value network Q(s, a) in NumPy (weights of ``kind = "q"``, see the module docstring).
+
+    The network is an MLP on ``[observation * scale, features[a]]`` with one output.  Its first
+    layer is split: the observation's share is computed once per state, each action's share is a
+    fixed table (705 x hidden), so scoring the legal actions of a state costs one row per action
+    after the first layer.
+    """
+
+    def __init__(self, weights: Dict[str, Any]):
+        v = int(weights["visible"])
+        self.visible = v
+        scale = np.asarray(weights["scale"][:v], dtype=np.float32)
+        feats = np.asarray(weights["features"], dtype=np.float32)
+        w0, b0 = (np.asarray(x, np.float32) for x in weights["layers"][0])
+        self.w_state = np.ascontiguousarray((w0[:, :v] * scale[None, :]).T)      # (visible, hidden)
+        self.b0 = b0
+        self.action_part = np.ascontiguousarray(feats @ w0[:, v:].T)               # (705, hidden)
+        rest = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights["layers"][1:]]
+        ow, ob = weights["out"]
+        rest.append((np.asarray(ow, np.float32), np.asarray(ob, np.float32)))
+        self.rest = [(np.ascontiguousarray(w.T), b) for w, b in rest]
+        self.relu = weights["activation"] == "relu"
+
+    def _act(self, x: np.ndarray) -> np.ndarray:
+        return np.maximum(x, 0.0) if self.relu else np.tanh(x)
+
+    def q_values(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """Q of each action id in ``legal`` for one observation."""
+        h = np.asarray(obs[:self.visible], dtype=np.float32) @ self.w_state + self.b0
+        x = self._act(h[None, :] + self.action_part[legal])
+        last = len(self.rest) - 1
+        for i, (w, b) in enumerate(self.rest):
+            x = x @ w + b
+            if i < last:
+                x = self._act(x)
+        return x[:, 0]
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Q of every action id (legal or not), shaped like a policy's logits: ``(..., 705)``."""
+        o = np.asarray(obs, dtype=np.float32).reshape(-1, np.shape(obs)[-1])
+        every = np.arange(NUM_ACTIONS)
+        out = np.stack([self.q_values(row, every) for row in o])
+        return out.reshape(np.shape(obs)[:-1] + (NUM_ACTIONS,))
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: Optional[np.random.Generator] = None,
+            deterministic: bool = False) -> int:
+        """The legal action of highest Q (deterministic), or a sample from the softmax of the legal Q values."""
+        legal = np.flatnonzero(mask)
+        z = self.q_values(obs, legal).astype(np.float64)
+        if deterministic or rng is None:
+            return int(legal[int(np.argmax(z))])
+        p = np.exp(z - z.max())
+        c = np.cumsum(p)
+        i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
+        return int(legal[min(i, len(legal) - 1)])
+
+
+def is_q(weights: Dict[str, Any]) -> bool:
+    """Whether ``weights`` are an action-value network (else a policy network)."""
+    return weights.get("kind") == Q_KIND
+
+
+def make_policy(weights: Dict[str, Any]) -> Any:
+    """The NumPy player of ``weights``: :class:`QPolicy` for an action-value network, else :class:`NumpyPolicy`."""
+    return QPolicy(weights) if is_q(weights) else NumpyPolicy(weights)
+
+
 def actor_arrays(weights: Dict[str, Any], prefix: str = "") -> Dict[str, np.ndarray]:
     """NumPy actor weights as named arrays (the layout of ``actor.npz``; ``prefix`` before every name)."""
     arrays = {"scale": np.asarray(weights["scale"], np.float32),
@@ -87,6 +163,9 @@ def actor_arrays(weights: Dict[str, Any], prefix: str = "") -> Dict[str, np.ndar
     for i, (w, b) in enumerate(weights["layers"]):
         arrays[f"w{i}"] = np.asarray(w)
         arrays[f"b{i}"] = np.asarray(b)
+    if is_q(weights):
+        arrays["kind"] = np.asarray(Q_KIND)
+        arrays["features"] = np.asarray(weights["features"], np.float32)
     return {prefix + k: v for k, v in arrays.items()}
 
 
@@ -97,9 +176,13 @@ def actor_from_arrays(z: Any, prefix: str = "") -> Dict[str, Any]:
     while f"{prefix}w{i}" in z:
         layers.append((z[f"{prefix}w{i}"], z[f"{prefix}b{i}"]))
         i += 1
-    return {"scale": z[prefix + "scale"], "visible": int(z[prefix + "visible"]),
-            "activation": str(z[prefix + "activation"]), "layers": layers,
-            "out": (z[prefix + "out_w"], z[prefix + "out_b"])}
+    out = {"scale": z[prefix + "scale"], "visible": int(z[prefix + "visible"]),
+           "activation": str(z[prefix + "activation"]), "layers": layers,
+           "out": (z[prefix + "out_w"], z[prefix + "out_b"])}
+    if prefix + "kind" in z:
+        out["kind"] = str(z[prefix + "kind"])
+        out["features"] = z[prefix + "features"]
+    return out
 
 
 def save_actor(weights: Dict[str, Any], path: Path) -> None:
@@ -113,10 +196,16 @@ def check_actor(weights: Dict[str, Any], where: str = "actor") -> Dict[str, Any]
 
     Checks the activation, that ``visible`` fits the input scale, that every layer's
     input size is the previous layer's output size, that the last layer gives one logit
-    per action id, and that every weight is finite.
+    per action id, and that every weight is finite.  An action-value network (``kind = "q"``)
+    instead needs a finite feature table of one row per action id, a first layer reading the
+    observation and the features, and one output.
     """
     def bad(msg: str) -> ValueError:
         return ValueError(f"{where}: not a handfoot actor: {msg}")
+
+    kind = weights.get("kind")
+    if kind is not None and kind != Q_KIND:
+        raise bad(f"unknown network kind {kind!r} (known: {Q_KIND!r}, or none for a policy)")
 
     if weights["activation"] not in ("tanh", "relu"):
         raise bad(f"activation must be tanh or relu, got {weights['activation']!r}")
@@ -125,6 +214,16 @@ def check_actor(weights: Dict[str, Any], where: str = "actor") -> Dict[str, Any]
     if scale.ndim != 1 or not 1 <= visible <= scale.shape[0]:
         raise bad(f"'visible' {visible} does not fit an input scale of shape {scale.shape}")
     n_in = scale.shape[0]
+    n_out = NUM_ACTIONS
+    if kind == Q_KIND:
+        feats = np.asarray(weights["features"])
+        if feats.ndim != 2 or feats.shape[0] != NUM_ACTIONS or not np.issubdtype(feats.dtype, np.floating) \
+                or not np.isfinite(feats).all():
+            raise bad(f"the action features must be a finite float table of {NUM_ACTIONS} rows, got {feats.shape}")
+        if not weights["layers"]:
+            raise bad("an action-value network needs at least one hidden layer")
+        n_in = visible + feats.shape[1]
+        n_out = 1
     for i, (w, b) in enumerate(list(weights["layers"]) + [weights["out"]]):
         w, b = np.asarray(w), np.asarray(b)
         name = "out" if i == len(weights["layers"]) else f"layer {i}"
@@ -133,8 +232,9 @@ def check_actor(weights: Dict[str, Any], where: str = "actor") -> Dict[str, Any]
         if not (np.issubdtype(w.dtype, np.floating) and np.isfinite(w).all() and np.isfinite(b).all()):
             raise bad(f"{name} holds non-finite or non-float values")
         n_in = w.shape[0]
-    if n_in != NUM_ACTIONS:
-        raise bad(f"the last layer gives {n_in} logits, expected one per action id ({NUM_ACTIONS})")
+    if n_in != n_out:
+        raise bad(f"the last layer gives {n_in} outputs, expected " + (
+            "one (the action value)" if kind == Q_KIND else f"one logit per action id ({NUM_ACTIONS})"))
     return weights
 
 
@@ -185,14 +285,14 @@ def load_weights(path: str) -> Dict[str, Any]:
 
 
 class PolicyAgent(Agent):
-    """Plays a trained actor on the encoded observation (greedy by default)."""
+    """Plays a trained actor (policy or action-value network) on the encoded observation (greedy by default)."""
 
     name = "policy"
     needs_observation = True
 
     def __init__(self, weights: Dict[str, Any], seed: int = 0, sample: bool = False, name: Optional[str] = None):
         super().__init__(seed)
-        self.policy = NumpyPolicy(weights)
+        self.policy = make_policy(weights)
         self.sample = bool(sample)
         self.np_rng = np.random.Generator(np.random.PCG64(self.seed))
         if name:
@@ -224,5 +324,5 @@ def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
     return PolicyAgent(load_weights(path), seed=seed, sample=sample, name=f"policy:{path}")
 
 
-__all__ = ["NumpyPolicy", "PolicyAgent", "load_policy_agent", "load_weights", "save_actor", "load_actor",
+__all__ = ["NumpyPolicy", "QPolicy", "make_policy", "is_q", "Q_KIND", "PolicyAgent", "load_policy_agent", "load_weights", "save_actor", "load_actor",
            "actor_arrays", "actor_from_arrays", "check_actor", "resolve_policy_path"]

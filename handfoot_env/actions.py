@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
+import numpy as np
+
 from .cards import CODES, NUM_RANKS, RED3, SLOT_CODES, WILD_SLOT
 
 DRAW, PICKUP, LAY_RED_THREE, CANCEL_MELDS, ASK_GO_OUT, ANSWER_YES, ANSWER_NO = range(7)
@@ -80,3 +82,36 @@ def action_name(action: int) -> str:
     if not 0 <= int(action) < NUM_ACTIONS:
         raise KeyError(f"action id {action!r} out of range 0..{NUM_ACTIONS - 1}")
     return ACTION_NAMES[int(action)]
+
+
+def _action_features():
+    """The feature table of :data:`ACTION_FEATURES` (built once at import)."""
+    names = (["kind:" + k for k in ("draw", "pickup", "lay_red_three", "cancel_melds", "ask_go_out",
+                                    "answer_yes", "answer_no", "discard", "meld")]
+             + ["card:" + c for c in CODES] + ["wild_meld", "naturals", "twos", "jokers", "cards"])
+    col = {n: i for i, n in enumerate(names)}
+    f = np.zeros((NUM_ACTIONS, len(names)), np.float32)
+    for a in range(DISCARD_BASE):
+        f[a, a] = 1.0
+    for k in DISCARD_KINDS:
+        a = DISCARD_ACTION[k]
+        f[a, col["kind:discard"]] = 1.0
+        f[a, col["card:" + CODES[k]]] = 1.0
+    for a, (slot, n, t, j) in enumerate(MELD_SPECS, start=MELD_BASE):
+        f[a, col["kind:meld"]] = 1.0
+        if slot == WILD_SLOT:
+            f[a, col["wild_meld"]] = 1.0
+        else:
+            f[a, col["card:" + CODES[slot]]] = 1.0
+        f[a, col["naturals"]], f[a, col["twos"]], f[a, col["jokers"]] = n / 7.0, t / 7.0, j / 7.0
+        f[a, col["cards"]] = (n + t + j) / 7.0
+    f.setflags(write=False)
+    return f, tuple(names)
+
+
+#: one row per action id describing the action itself (for action-value networks, Q(s, a)):
+#: its kind (one-hot of draw, pickup, lay_red_three, cancel_melds, ask_go_out, answer_yes,
+#: answer_no, discard, meld), the card it names (one-hot over the card codes: the discarded card,
+#: or the natural rank of a meld), whether it is the wild meld, and a meld's naturals, twos,
+#: jokers and card count, each / 7.  Read-only; :data:`ACTION_FEATURE_NAMES` names the columns.
+ACTION_FEATURES, ACTION_FEATURE_NAMES = _action_features()

@@ -1,4 +1,5 @@
-"""``backend: batched``: :mod:`experiments.training.batched_ppo` inside the training run of ``handfoot train``.
+"""``backend: batched``: :mod:`experiments.training.batched_ppo` inside the training run of ``handfoot train``;
+``backend: dmc``: :mod:`experiments.training.dmc` (Deep Monte-Carlo) in the same run, on the same games.
 
 Any training config runs on it with ``backend: batched`` (``--set backend=batched``).  Same run
 folder, ``config.yaml``/``run.json``, TensorBoard tags (``rollout/*``, ``train/*``,
@@ -49,27 +50,28 @@ from experiments.config import config_to_dict
 from experiments.training.config import BATCHED_DEFAULTS, validate_batched
 from experiments.runs import open_run, session_info, truncate_metrics, write_json
 from experiments.training.batched_ppo import BatchedPPO
+from experiments.training.dmc import DMCLearner
 from experiments.training.trainer import SNAPSHOTS_FILE, Trainer, load_snapshots, run_session, save_snapshots
 
 LEARNER_FILE = "learner.npz"
 
 
 class BatchedTrainer(Trainer):
-    """One ``backend: batched`` run: the :class:`Trainer` schedules with :class:`BatchedPPO` underneath."""
-
-    backend = "batched"
+    """One ``backend: batched`` (or ``dmc``) run: the :class:`Trainer` schedules with
+    :class:`BatchedPPO` (or :class:`experiments.training.dmc.DMCLearner`) underneath."""
 
     def __init__(self, *a: Any, **kw: Any):
         super().__init__(*a, **kw)
         self.settings = validate_batched(self.cfg)
-        self.ppo: Optional[BatchedPPO] = None
+        self.learner: Any = None                 # BatchedPPO, or DMCLearner for backend: dmc
+        self.backend = self.cfg.backend
         self.timesteps = 0
         self.episodes: collections.deque = collections.deque(maxlen=100)   # seat episodes (return, length)
         self.snapshots_changed = True
 
     # -------------------------------------------------------- weights
     def weights(self) -> Dict[str, Any]:
-        return self.ppo.actor()
+        return self.learner.actor()
 
     def sync(self, snapshots: bool = False) -> None:     # weights travel with every rollout request
         pass
@@ -90,21 +92,23 @@ class BatchedTrainer(Trainer):
         self.timesteps = start
         self.env_seed = cfg.seed if start == 0 else int(
             np.random.SeedSequence([cfg.seed, start]).generate_state(1)[0] % (2 ** 31))
-        self.ppo = BatchedPPO(cfg, self.settings, seed=self.env_seed, sampler_seed=self.env_seed)
+        learner_class = DMCLearner if cfg.backend == "dmc" else BatchedPPO
+        self.learner = learner_class(cfg, self.settings, seed=self.env_seed, sampler_seed=self.env_seed)
         if self.resume is not None:
             with np.load(self.resume / LEARNER_FILE, allow_pickle=False) as z:
-                self.ppo.load_state_arrays({k: z[k] for k in z.files})
+                self.learner.load_state_arrays({k: z[k] for k in z.files})
             self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
         self.writer = SummaryWriter(str(self.run / "tb"))
         self.start_logs_and_schedules()
 
     def session_started(self, info: Dict[str, Any]) -> str:
         s = self.settings
-        info["backend"] = "batched"
+        info["backend"] = self.backend
         info["batched"] = s
         info["seeds"]["envs"] = f"SeedSequence({self.env_seed}), one child per sampler process"
         mode = "pipelined" if s["pipeline"] else "synchronous"
-        return (f"run folder: {self.run} (batched PPO: {s['games']} games, {s['samplers']} sampler process(es), "
+        algo = "batched DMC" if self.backend == "dmc" else "batched PPO"
+        return (f"run folder: {self.run} ({algo}: {s['games']} games, {s['samplers']} sampler process(es), "
                 f"{mode})" + (f" (resumed from {self.resume} at {self.timesteps:,} steps)" if self.resume else ""))
 
     # -------------------------------------------------------- between updates
@@ -152,15 +156,15 @@ class BatchedTrainer(Trainer):
         tmp = self.checkpoint_tmp(path)
         save_actor(self.weights(), tmp / ACTOR_FILE)
         with open(tmp / LEARNER_FILE, "wb") as f:
-            np.savez(f, **self.ppo.state_arrays())
+            np.savez(f, **self.learner.state_arrays())
         save_snapshots(self.snapshots, tmp / SNAPSHOTS_FILE)
         write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
-                                          "backend": "batched", "config": config_to_dict(self.cfg)})
+                                          "backend": self.backend, "config": config_to_dict(self.cfg)})
         self.commit_checkpoint(tmp, path, periodic, extra)
 
     # -------------------------------------------------------- run
     def learn(self) -> None:
-        self.learn_in_iterations("train (batched)")
+        self.learn_in_iterations(f"train ({self.backend})")
 
     def iterate(self, total: int) -> None:
         """Rollout and update until ``total`` decisions, or until Ctrl-C (the update in hand finishes)."""
@@ -169,12 +173,12 @@ class BatchedTrainer(Trainer):
             t0 = time.perf_counter()
             snaps = list(self.snapshots) if self.snapshots_changed else None
             self.snapshots_changed = False
-            batch = self.ppo.rollout(snaps, remaining=total - self.timesteps)
+            batch = self.learner.rollout(snaps, remaining=total - self.timesteps)
             t1 = time.perf_counter()
             self.timesteps += int(batch["decisions"])
             self.state["updates"] += 1
             self.record_rollout(batch)
-            stats = self.ppo.update(batch)
+            stats = self.learner.update(batch)
             self.record_update(stats)
             t2 = time.perf_counter()
             # rollout_s: time the learner waited for the rollout (pipelined: only what the
@@ -197,15 +201,15 @@ class BatchedTrainer(Trainer):
         return self.finish_run(steps)
 
     def close(self) -> None:
-        if self.ppo is not None:
-            self.ppo.close()
+        if self.learner is not None:
+            self.learner.close()
         if self.writer is not None:
             self.writer.flush()
             self.writer.close()
 
 
 def train(cfg: Any, resume: Any = None, quiet: bool = False, argv: Optional[List[str]] = None) -> Dict[str, Any]:
-    """:func:`experiments.training.run.train` for ``backend: batched``: same run folder, same result dict."""
+    """:func:`experiments.training.run.train` for ``backend: batched`` and ``dmc``: same run folder, same result dict."""
     validate_batched(cfg)
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"torch/minibatches": cfg.seed, "envs": None,

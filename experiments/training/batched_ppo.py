@@ -70,7 +70,7 @@ ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 
 # =========================================================================== 1. network
-def _mlp(n_in: int, hidden: Sequence[int], activation: str) -> Tuple[nn.Sequential, int]:
+def mlp(n_in: int, hidden: Sequence[int], activation: str) -> Tuple[nn.Sequential, int]:
     layers: List[nn.Module] = []
     for h in hidden:
         layers += [nn.Linear(n_in, int(h)), ACTIVATIONS[activation]()]
@@ -90,9 +90,9 @@ class ActorCritic(nn.Module):
         self.activation = activation
         self.register_buffer("actor_scale", th.as_tensor(observation_scale(players, teams)))
         self.register_buffer("critic_scale", th.as_tensor(observation_scale(players, teams, centralised_critic)))
-        self.actor, h = _mlp(self.obs_size, pi, activation)
+        self.actor, h = mlp(self.obs_size, pi, activation)
         self.logits = nn.Linear(h, NUM_ACTIONS)
-        self.critic, h = _mlp(self.critic_size, vf, activation)
+        self.critic, h = mlp(self.critic_size, vf, activation)
         self.value_head = nn.Linear(h, 1)
         if ortho_init:                           # SB3's choice of gains
             for m in list(self.actor) + list(self.critic):
@@ -114,11 +114,15 @@ class ActorCritic(nn.Module):
         return self.value_head(self.critic(critic_obs * self.critic_scale)).squeeze(-1)
 
 
+def to_array(t: th.Tensor) -> np.ndarray:
+    """A float32 NumPy copy of a tensor (exported weights)."""
+    return t.detach().cpu().numpy().astype(np.float32).copy()
+
+
 def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     """The actor as NumPy arrays, in the format of :func:`agents.sb3_model.extract_weights`
     (what :class:`NumpyPolicy`, ``agents.policy.save_actor`` and ``policy:PATH`` use)."""
-    def arr(t: th.Tensor) -> np.ndarray:
-        return t.detach().cpu().numpy().astype(np.float32).copy()
+    arr = to_array
     layers = [(arr(m.weight), arr(m.bias)) for m in model.actor if isinstance(m, nn.Linear)]
     return {"scale": arr(model.actor_scale), "visible": model.obs_size, "layers": layers,
             "activation": model.activation, "out": (arr(model.logits.weight), arr(model.logits.bias))}
@@ -172,7 +176,6 @@ class BatchedPPO:
             opponents=dict(cfg.opponents), reward=cfg.reward, reward_scale=cfg.reward_scale,
             max_actions=cfg.max_actions, shaping_books=cfg.shaping.books, shaping_points=cfg.shaping.points,
             centralised_critic=net.centralised_critic, snapshot_sampling=cfg.snapshots.sampling)
-        self._in_flight = False
         self.n_updates = 0
 
     def actor(self) -> Dict[str, Any]:
@@ -180,23 +183,8 @@ class BatchedPPO:
 
     # ------------------------------------------------------------------ rollouts
     def rollout(self, snapshots: Optional[List[Dict[str, Any]]], remaining: Optional[int] = None) -> Dict[str, Any]:
-        """The next rollout to learn from.  ``snapshots``: the pool when it changed, else None.
-        Synchronous: played now with the current weights.  Pipelined: the one played since the
-        previous call (the first call plays one first), and the next one starts now with the
-        current weights, unless this rollout covers the ``remaining`` decisions."""
-        w = self.actor()
-        if not self.pipeline:
-            self.samplers.request(self.rollout_size, w, snapshots)
-            return self.samplers.result()
-        if not self._in_flight:
-            self.samplers.request(self.rollout_size, w, snapshots)
-            snapshots = None                        # the pool travels once
-        batch = self.samplers.result()
-        self._in_flight = False
-        if remaining is None or batch["decisions"] < remaining:
-            self.samplers.request(self.rollout_size, w, snapshots)
-            self._in_flight = True
-        return batch
+        """The next rollout to learn from (:meth:`SamplerGroup.next_rollout`, with the current weights)."""
+        return self.samplers.next_rollout(self.rollout_size, self.actor(), snapshots, self.pipeline, remaining)
 
     # ------------------------------------------------------------------ update
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
@@ -290,30 +278,39 @@ class BatchedPPO:
 
     # ------------------------------------------------------------------ state (checkpoints, no pickle)
     def state_arrays(self) -> Dict[str, np.ndarray]:
-        """Model parameters and Adam state as plain arrays (``np.savez``; load with allow_pickle=False)."""
-        out = {f"model/{k}": v.detach().cpu().numpy() for k, v in self.model.state_dict().items()}
-        opt = self.optimizer.state_dict()
-        for i, st in opt["state"].items():
-            for k, v in st.items():
-                out[f"adam/{i}/{k}"] = v.detach().cpu().numpy() if th.is_tensor(v) else np.asarray(v)
-        out["n_updates"] = np.asarray(self.n_updates, np.int64)
-        return out
+        return learner_state(self.model, self.optimizer, self.n_updates)
 
     def load_state_arrays(self, arrays: Dict[str, np.ndarray]) -> None:
-        sd = {k[len("model/"):]: th.from_numpy(np.array(v)) for k, v in arrays.items() if k.startswith("model/")}
-        self.model.load_state_dict(sd)
-        opt = self.optimizer.state_dict()
-        state: Dict[int, Dict[str, Any]] = {}
-        for k, v in arrays.items():
-            if k.startswith("adam/"):
-                _, i, name = k.split("/")
-                state.setdefault(int(i), {})[name] = th.from_numpy(np.array(v))
-        opt["state"] = state
-        self.optimizer.load_state_dict(opt)
-        self.n_updates = int(arrays["n_updates"])
+        self.n_updates = load_learner_state(self.model, self.optimizer, arrays)
 
     def close(self) -> None:
         self.samplers.close()
 
 
-__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae"]
+def learner_state(model: nn.Module, optimizer: th.optim.Optimizer, n_updates: int) -> Dict[str, np.ndarray]:
+    """Model parameters and Adam state as plain arrays (``np.savez``; load with allow_pickle=False)."""
+    out = {f"model/{k}": v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+    for i, st in optimizer.state_dict()["state"].items():
+        for k, v in st.items():
+            out[f"adam/{i}/{k}"] = v.detach().cpu().numpy() if th.is_tensor(v) else np.asarray(v)
+    out["n_updates"] = np.asarray(n_updates, np.int64)
+    return out
+
+
+def load_learner_state(model: nn.Module, optimizer: th.optim.Optimizer, arrays: Dict[str, np.ndarray]) -> int:
+    """Load what :func:`learner_state` wrote into ``model`` and ``optimizer``; the number of updates."""
+    sd = {k[len("model/"):]: th.from_numpy(np.array(v)) for k, v in arrays.items() if k.startswith("model/")}
+    model.load_state_dict(sd)
+    opt = optimizer.state_dict()
+    state: Dict[int, Dict[str, Any]] = {}
+    for k, v in arrays.items():
+        if k.startswith("adam/"):
+            _, i, name = k.split("/")
+            state.setdefault(int(i), {})[name] = th.from_numpy(np.array(v))
+    opt["state"] = state
+    optimizer.load_state_dict(opt)
+    return int(arrays["n_updates"])
+
+
+__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae", "mlp", "to_array", "learner_state",
+           "load_learner_state"]

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch as th
 
-from agents.policy import NumpyPolicy
+from agents.policy import NumpyPolicy, QPolicy, is_q
 from agents.registry import make_agent
 from experiments.training.batched import random_opponent
 from experiments.training.config import SELF, SNAPSHOTS
@@ -73,6 +73,55 @@ class Actor:
                     x = self.act(x)
             return x.numpy()
 
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+        """One action per row, drawn from the masked softmax of the logits, and its log-probability."""
+        return sample_masked(self.logits(obs), mask, rng)
+
+
+class QActor:
+    """:class:`QPolicy` run by torch, for many states at once: epsilon-greedy on Q(s, a) over each
+    row's legal actions (``epsilon`` 0: greedy).  The first layer's state share is one matrix
+    product for all rows; each (row, legal action) pair then costs one row of the later layers."""
+
+    def __init__(self, weights: Dict[str, Any], epsilon: float = 0.0):
+        pol = QPolicy(weights)
+        self.visible = pol.visible
+        self.epsilon = float(epsilon)
+        self.act = th.relu if pol.relu else th.tanh
+        self.w_state, self.b0 = th.from_numpy(pol.w_state), th.from_numpy(pol.b0)
+        self.action_part = th.from_numpy(pol.action_part)
+        self.rest = [(th.from_numpy(w), th.from_numpy(b)) for w, b in pol.rest]
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+        """One action per row and a log-probability of 0 (not used by the action-value learner)."""
+        m = len(mask)
+        rows, acts = np.nonzero(mask)                            # row-major: each row's pairs together
+        with th.no_grad():
+            h = th.addmm(self.b0, th.from_numpy(np.ascontiguousarray(obs[:, :self.visible])), self.w_state)
+            x = self.act(h[th.from_numpy(rows)] + self.action_part[th.from_numpy(acts)])
+            last = len(self.rest) - 1
+            for i, (w, b) in enumerate(self.rest):
+                x = th.addmm(b, x, w)
+                if i < last:
+                    x = self.act(x)
+            q = x[:, 0].numpy()
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        best = np.maximum.reduceat(q, starts)
+        top = np.flatnonzero(q >= best[rows])                  # pairs at their row's maximum
+        first = top[np.r_[True, rows[top[1:]] != rows[top[:-1]]]]   # the lowest such action id per row
+        a = acts[first]
+        # exploration: both draws are made every time, so the random stream does not depend on Q
+        explore = rng.random(m) < self.epsilon
+        counts = np.diff(np.r_[starts, len(rows)])
+        pick = starts + np.minimum((rng.random(m) * counts).astype(np.int64), counts - 1)
+        a = np.where(explore, acts[pick], a)
+        return a.astype(np.int64), np.zeros(m, np.float32)
+
+
+def make_actor(weights: Dict[str, Any], epsilon: float = 0.0) -> Any:
+    """The sampler's player of ``weights``: :class:`QActor` (epsilon-greedy) or :class:`Actor` (sampling)."""
+    return QActor(weights, epsilon) if is_q(weights) else Actor(weights)
+
 
 ROLLOUT_ARRAYS = ("obs", "state", "mask", "act", "logp", "rew", "done", "next", "open", "trace")
 
@@ -123,7 +172,7 @@ class Sampler:
     def __init__(self, rules: Any, games: int, seed: int, opponents: Dict[str, float],
                  reward: str = "round_score_diff", reward_scale: float = 0.001, max_actions: Optional[int] = None,
                  shaping_books: float = 0.0, shaping_points: float = 0.0, centralised_critic: bool = False,
-                 snapshot_sampling: str = "uniform"):
+                 snapshot_sampling: str = "uniform", epsilon: float = 0.0, slot_offset: int = 0):
         self.games = [Game(rules) for _ in range(int(games))]
         r = self.games[0].rules
         self.rules = r
@@ -134,14 +183,16 @@ class Sampler:
         self.shaping = (float(shaping_books), float(shaping_points))
         self.with_state = bool(centralised_critic)
         self.snapshot_sampling = snapshot_sampling
+        self.epsilon = float(epsilon)                  # exploration of an action-value learner
+        self.slot_offset = int(slot_offset)            # this sampler's first game slot in its group
         self.pool = OpponentPool(dict(opponents))
         self.rng = np.random.Generator(np.random.PCG64(int(seed)))
         self.py_rng = random.Random(int(self.rng.integers(2 ** 63)))     # random opponents' moves
         self.obs_n = observation_size(r.players, r.teams)
         self.state_n = state_size(r.players, r.teams) if self.with_state else 0
         self.buf = Rollout(4096, self.obs_n, self.state_n)
-        self.learner: Optional[Actor] = None
-        self.snapshots: List[Actor] = []
+        self.learner: Any = None                                    # Actor or QActor (make_actor)
+        self.snapshots: List[Any] = []
         self._agents: Dict[Tuple[int, int, str], Any] = {}
         n = len(self.games)
         self.role = [[LEARN] * self.n_seats for _ in range(n)]
@@ -162,9 +213,9 @@ class Sampler:
     # ------------------------------------------------------------------ policies
     def set_policies(self, learner: Dict[str, Any], snapshots: Optional[Sequence[Dict[str, Any]]] = None) -> None:
         """The learner's actor weights, and (when given) the snapshot pool, oldest first."""
-        self.learner = Actor(learner)
+        self.learner = make_actor(learner, self.epsilon)
         if snapshots is not None:
-            self.snapshots = [Actor(w) for w in snapshots]
+            self.snapshots = [make_actor(w) for w in snapshots]
 
     # ------------------------------------------------------------------ games
     def _new_game(self, i: int) -> None:
@@ -266,7 +317,7 @@ class Sampler:
         buf.done[k] = False
         buf.next[k] = -1
         buf.open[k] = False
-        buf.trace[k] = (i, self.episode[i], p, self.dec[i][p])
+        buf.trace[k] = (self.slot_offset + i, self.episode[i], p, self.dec[i][p])
         return k
 
     def _advance(self, i: int) -> None:
@@ -348,7 +399,7 @@ class Sampler:
         buf.reserve(3 * len(games))
         k0 = buf.n
         learn_rows: List[Tuple[int, int, int]] = []           # (game, seat, buffer row)
-        other: Dict[int, Tuple[Actor, List[Tuple[int, int, List[int]]]]] = {}
+        other: Dict[int, Tuple[Any, List[Tuple[int, int, List[int]]]]] = {}
         flat: List[int] = []
         phi_on = any(self.shaping)
         for i, g in enumerate(games):
@@ -381,7 +432,7 @@ class Sampler:
             mask = buf.mask[k0:k0 + m]
             mask[:] = False
             mask.reshape(-1)[flat] = True
-            a, logp = sample_masked(self.learner.logits(buf.obs[k0:k0 + m]), mask, self.rng)
+            a, logp = self.learner.choose(buf.obs[k0:k0 + m], mask, self.rng)
             buf.act[k0:k0 + m] = a
             buf.logp[k0:k0 + m] = logp
             for (i, _, _), ai in zip(learn_rows, a.tolist()):
@@ -391,7 +442,7 @@ class Sampler:
             mk = np.zeros((len(rows), NUM_ACTIONS), bool)
             for j, (_, _, legal) in enumerate(rows):
                 mk[j, legal] = True
-            a, _ = sample_masked(pol.logits(obs), mk, self.rng)
+            a, _ = pol.choose(obs, mk, self.rng)
             for (i, _, _), ai in zip(rows, a.tolist()):
                 games[i].apply_legal(ai)
         self.actions += len(games)
@@ -428,14 +479,15 @@ class SamplerGroup:
         self.conns = []
         self.procs = []
         self._pending: Optional[Tuple[int, Any, Any]] = None
+        self._in_flight = False
         if self.processes == 0:
             self.local = Sampler(games=games, seed=seeds[0], **kwargs)
             return
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         for j in range(k):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_sampler_worker, daemon=True,
-                               args=(child, dict(kwargs, games=sizes[j], seed=seeds[j]), os.getpid()))
+            part = dict(kwargs, games=sizes[j], seed=seeds[j], slot_offset=sum(sizes[:j]))
+            proc = ctx.Process(target=_sampler_worker, daemon=True, args=(child, part, os.getpid()))
             proc.start()
             child.close()
             self.conns.append(parent)
@@ -462,6 +514,25 @@ class SamplerGroup:
                 raise r
             parts.append(r)
         return merge_rollouts(parts)
+
+    def next_rollout(self, decisions: int, weights: Dict[str, Any], snapshots: Optional[List[Dict[str, Any]]],
+                     pipeline: bool, remaining: Optional[int] = None) -> Dict[str, Any]:
+        """The next rollout of ``decisions`` learner decisions to learn from.  ``snapshots``: the
+        pool when it changed, else None.  Synchronous: played now with ``weights``.  Pipelined:
+        the one played since the previous call (the first call plays one first), and the next one
+        starts now with ``weights``, unless this rollout covers the ``remaining`` decisions."""
+        if not pipeline:
+            self.request(decisions, weights, snapshots)
+            return self.result()
+        if not self._in_flight:
+            self.request(decisions, weights, snapshots)
+            snapshots = None                        # the pool travels once
+        batch = self.result()
+        self._in_flight = False
+        if remaining is None or batch["decisions"] < remaining:
+            self.request(decisions, weights, snapshots)
+            self._in_flight = True
+        return batch
 
     def close(self) -> None:
         for conn in self.conns:
@@ -500,4 +571,4 @@ def merge_rollouts(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
     return out
 
 
-__all__ = ["Sampler", "SamplerGroup", "sample_masked", "merge_rollouts", "Actor", "Rollout"]
+__all__ = ["Sampler", "SamplerGroup", "sample_masked", "merge_rollouts", "Actor", "QActor", "make_actor", "Rollout"]

@@ -12,6 +12,9 @@ from handfoot_env.config import load_rules
 from handfoot_env.config import MAX_SEED
 
 
+#: every ``backend``, and those that play on the batched engine path (``batched:`` settings)
+BACKENDS = ("sb3", "rllib", "batched", "dmc")
+BATCHED_BACKENDS = ("batched", "dmc")
 #: opponent kinds of the mixture besides agent specs: the current learner, and its frozen snapshots
 SELF = "self"
 SNAPSHOTS = "self_snapshots"
@@ -48,11 +51,31 @@ class PPOConfig:
 
 
 @dataclass
+class DMCConfig:
+    """Deep Monte-Carlo hyperparameters (``backend: dmc``, :mod:`experiments.training.dmc`)."""
+
+    learning_rate: float = 3e-4
+    """Adam learning rate (constant)."""
+    rollout: int = 4096
+    """Learner decisions played between two updates."""
+    batch_size: int = 1024
+    """Minibatch size of the regression of Q(s, a) on the Monte-Carlo returns."""
+    n_epochs: int = 1
+    """Passes over the decisions of the games that ended since the previous update."""
+    epsilon: float = 0.05
+    """Exploration: the learner plays a uniformly random legal action with this probability."""
+    gamma: float = 1.0
+    """Discount of the Monte-Carlo return per learner decision."""
+    max_grad_norm: float = 10.0
+    """Gradient norm clip."""
+
+
+@dataclass
 class NetworkConfig:
     """Policy and value network sizes."""
 
     pi: List[int] = field(default_factory=lambda: [256, 256])
-    """Hidden layer sizes of the policy (actor) MLP."""
+    """Hidden layer sizes of the policy (actor) MLP; with backend: dmc, of the action-value network Q(s, a)."""
     vf: List[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the value (critic) MLP."""
     activation: str = "tanh"
@@ -136,6 +159,8 @@ class TrainConfig:
     """Snapshot schedule."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     """PPO hyperparameters."""
+    dmc: DMCConfig = field(default_factory=DMCConfig)
+    """backend: dmc only: Deep Monte-Carlo hyperparameters (network.pi sizes its Q network)."""
     network: NetworkConfig = field(default_factory=NetworkConfig)
     """Network sizes and critic inputs."""
     shaping: ShapingConfig = field(default_factory=ShapingConfig)
@@ -156,19 +181,22 @@ class TrainConfig:
     """Show tqdm progress bars."""
     backend: str = "sb3"
     """Training backend: sb3 (MaskablePPO, experiments.training.sb3), rllib (RLlib PPO on Ray,
-    experiments.training.rllib) or batched (many games in one process, experiments.training.batched_backend)."""
+    experiments.training.rllib), batched (PPO, many games in one process, experiments.training.batched_backend)
+    or dmc (Deep Monte-Carlo with action features on the batched games, experiments.training.dmc)."""
     rllib: Dict[str, Any] = field(default_factory=dict)
     """backend: rllib only: Ray and RLlib settings (env runners, envs per runner, ...; see docs/scaling_out.md)."""
     batched: Dict[str, Any] = field(default_factory=dict)
-    """backend: batched only: games (played at once), samplers (processes), pipeline (see
+    """backend: batched and dmc only: games (played at once), samplers (processes), pipeline (see
     experiments.training.batched_backend)."""
 
     def validate(self) -> "TrainConfig":
-        _check_choice("backend", self.backend, ("sb3", "rllib", "batched"))
+        _check_choice("backend", self.backend, BACKENDS)
         if self.backend == "rllib":
             validate_config(self)
-        if self.backend == "batched" or self.batched:
+        if self.backend in BATCHED_BACKENDS or self.batched:
             validate_batched(self)
+        if self.backend == "dmc":
+            validate_dmc(self)
         _check_choice("vec_env", self.vec_env, ("subproc", "dummy"))
         _check_choice("reward", self.reward, ("round_score_diff", "game_win"))
         _check_choice("network.activation", self.network.activation, ("tanh", "relu"))
@@ -345,6 +373,27 @@ def total_envs(s: Dict[str, Any]) -> int:
 
 
 BATCHED_DEFAULTS: Dict[str, Any] = {"games": 128, "samplers": 1, "pipeline": True}
+
+
+def validate_dmc(cfg: Any) -> None:
+    """Check the ``dmc:`` section and the fields DMC does not support; a ConfigError names the field."""
+    d = cfg.dmc
+    for name, v, lo, hi in (("dmc.rollout", d.rollout, 1, 10_000_000), ("dmc.batch_size", d.batch_size, 1, 10_000_000),
+                            ("dmc.n_epochs", d.n_epochs, 1, 1000)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ConfigError(f"{name}: must be an integer from {lo} to {hi:,}, got {v!r}")
+    for name, v, lo, hi in (("dmc.epsilon", d.epsilon, 0.0, 1.0), ("dmc.gamma", d.gamma, 0.0, 1.0)):
+        if not lo <= v <= hi:
+            raise ConfigError(f"{name}: must be in [{lo:g}, {hi:g}], got {v}")
+    for name, v in (("dmc.learning_rate", d.learning_rate), ("dmc.max_grad_norm", d.max_grad_norm)):
+        if not v > 0:
+            raise ConfigError(f"{name}: must be positive, got {v}")
+    if not cfg.network.pi:
+        raise ConfigError("network.pi: the action-value network needs at least one hidden layer")
+    if cfg.network.centralised_critic:
+        raise ConfigError("network.centralised_critic: not supported by backend: dmc (it has no critic)")
+    if cfg.shaping.books or cfg.shaping.points:
+        raise ConfigError("shaping: not supported by backend: dmc (Monte-Carlo returns of the env reward)")
 
 
 def batched_settings(cfg: Any) -> Dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Union
 
 
 from experiments.runs import open_run, session_info
-from experiments.training.config import TrainConfig, check_agents
+from experiments.training.config import BATCHED_BACKENDS, TrainConfig, check_agents
 from experiments.training.trainer import Trainer
 from experiments.training.trainer import run_session
 from experiments.training import batched_backend
@@ -26,7 +26,7 @@ def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bo
     if cfg.backend == "rllib":
         from experiments.training import rllib  # imports Ray: only for this backend
         return rllib.train(cfg, resume=resume, quiet=quiet, argv=argv)
-    if cfg.backend == "batched":
+    if cfg.backend in BATCHED_BACKENDS:
         return batched_backend.train(cfg, resume=resume, quiet=quiet, argv=argv)
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"python/numpy/torch": cfg.seed, "envs": None,

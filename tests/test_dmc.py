@@ -1,0 +1,276 @@
+"""``backend: dmc``: action features, the NumPy and torch action-value networks, epsilon-greedy
+choice, Monte-Carlo targets across rollouts, determinism, checkpoints, resume and ``policy:PATH``.
+
+Tiny real runs (a few games, tiny networks), no mocks.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch as th
+
+from agents.policy import QPolicy, check_actor, load_actor, load_policy_agent, make_policy, save_actor
+from experiments.training.batched_sampler import QActor, Sampler
+from experiments.training.cli import train_main
+from experiments.training.dmc import EpisodeReturns, QNetwork, q_weights
+from experiments.training.run import train
+from handfoot_env import handfoot_v0
+from handfoot_env.actions import (
+    ACTION_FEATURE_NAMES,
+    ACTION_FEATURES,
+    NUM_ACTIONS,
+    action_index,
+)
+from handfoot_env.observation import encode_observation
+from tests.test_batched_ppo import RecordingSampler, aec_segments, tiny_config
+
+
+def dmc_config(tmp_path, **over):
+    base = {"backend": "dmc", "dmc": {"rollout": 128, "batch_size": 64}, "network": {"pi": [32, 16], "vf": [8]},
+            "ppo": {"n_steps": 8}, "batched": {"games": 2, "samplers": 0, "pipeline": False}}
+    for k, v in over.items():
+        base[k] = {**base[k], **v} if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return tiny_config(tmp_path, **base)
+
+
+def tiny_q(seed: int = 0, activation: str = "relu") -> dict:
+    th.manual_seed(seed)
+    net = QNetwork(4, 2, [24, 12], activation)
+    for p in net.parameters():                     # spread the outputs so argmax ties are rare
+        p.data.normal_(0.0, 0.3)
+    return q_weights(net), net
+
+
+def random_positions(n: int, seed: int = 0):
+    """``n`` (observation, legal actions) pairs from random play."""
+    env = handfoot_v0.env()
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.reset(seed=int(rng.integers(1 << 30)))
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        out.append((obs["observation"].copy(), legal))
+        env.step(int(rng.choice(legal)))
+    return out
+
+
+# ------------------------------------------------------------------------------ action features
+def test_action_features_tell_every_action_apart():
+    f = ACTION_FEATURES
+    assert f.shape == (NUM_ACTIONS, len(ACTION_FEATURE_NAMES))
+    assert len(np.unique(f, axis=0)) == NUM_ACTIONS
+    assert not f.flags.writeable
+    col = {n: i for i, n in enumerate(ACTION_FEATURE_NAMES)}
+    row = f[action_index("meld:7:2:1:0")]
+    assert row[col["kind:meld"]] == 1 and row[col["card:7"]] == 1 and row[col["wild_meld"]] == 0
+    assert np.isclose(row[col["naturals"]] * 7, 2) and np.isclose(row[col["twos"]] * 7, 1)
+    assert np.isclose(row[col["cards"]] * 7, 3)
+    row = f[action_index("discard:JK")]
+    assert row[col["kind:discard"]] == 1 and row[col["card:JK"]] == 1 and row[col["cards"]] == 0
+    assert f[action_index("meld:W:0:0:3")][col["wild_meld"]] == 1
+    # every action has exactly one kind
+    kinds = [i for n, i in col.items() if n.startswith("kind:")]
+    assert (f[:, kinds].sum(1) == 1).all()
+
+
+# ------------------------------------------------------------------------------ networks
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_numpy_q_policy_equals_the_torch_network(activation):
+    w, net = tiny_q(1, activation)
+    pol = QPolicy(w)
+    for obs, legal in random_positions(20, seed=2):
+        with th.no_grad():
+            ref = net(th.from_numpy(np.repeat(obs[None], len(legal), 0)), th.from_numpy(legal)).numpy()
+        np.testing.assert_allclose(pol.q_values(obs, legal), ref, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(pol.logits(obs)[legal], ref, rtol=1e-4, atol=1e-5)
+        mask = np.zeros(NUM_ACTIONS, bool)
+        mask[legal] = True
+        assert pol.act(obs, mask) == legal[int(np.argmax(ref))]
+
+
+def test_q_actor_is_greedy_at_epsilon_0_and_uniform_at_1():
+    w, _ = tiny_q(2)
+    pos = random_positions(40, seed=3)
+    obs = np.stack([o for o, _ in pos])
+    mask = np.zeros((len(pos), NUM_ACTIONS), bool)
+    for j, (_, legal) in enumerate(pos):
+        mask[j, legal] = True
+    pol = QPolicy(w)
+    greedy = [pol.act(o, m) for o, m in zip(obs, mask)]
+    a, logp = QActor(w, 0.0).choose(obs, mask, np.random.default_rng(0))
+    assert a.tolist() == greedy and (logp == 0).all()
+    # epsilon 1: always legal, and spread over the legal actions of a wide row
+    wide = int(np.argmax(mask.sum(1)))
+    seen = []
+    for s in range(300):
+        a, _ = QActor(w, 1.0).choose(obs, mask, np.random.default_rng(s))
+        assert mask[np.arange(len(a)), a].all()
+        seen.append(int(a[wide]))
+    assert len(set(seen)) == int(mask[wide].sum()) or len(set(seen)) >= 5
+
+
+def test_q_actor_breaks_ties_by_the_lowest_action_id():
+    w, _ = tiny_q(3)
+    w = dict(w, out=(np.zeros_like(w["out"][0]), np.zeros_like(w["out"][1])))   # Q = 0 everywhere
+    obs, legal = random_positions(1, seed=4)[0]
+    mask = np.zeros((1, NUM_ACTIONS), bool)
+    mask[0, legal] = True
+    a, _ = QActor(w).choose(obs[None], mask, np.random.default_rng(0))
+    assert a[0] == legal.min()
+
+
+def test_q_actor_files_round_trip_and_are_checked(tmp_path):
+    w, _ = tiny_q(4)
+    save_actor(w, tmp_path / "actor.npz")
+    back = load_actor(tmp_path / "actor.npz")
+    assert isinstance(make_policy(back), QPolicy)
+    obs, legal = random_positions(1, seed=5)[0]
+    np.testing.assert_array_equal(QPolicy(back).q_values(obs, legal), QPolicy(w).q_values(obs, legal))
+    with pytest.raises(ValueError, match="action features"):
+        check_actor(dict(w, features=np.zeros((7, 3), np.float32)))
+    with pytest.raises(ValueError, match="expected one"):
+        check_actor(dict(w, out=(np.zeros((2, 12), np.float32), np.zeros(2, np.float32))))
+    with pytest.raises(ValueError, match="unknown network kind"):
+        check_actor(dict(w, kind="v"))
+    with pytest.raises(ValueError, match="non-finite"):
+        w0, b0 = w["layers"][0]
+        check_actor(dict(w, layers=[(np.full_like(w0, np.nan), b0)] + list(w["layers"][1:])))
+
+
+# ------------------------------------------------------------------------------ Monte-Carlo targets
+def _run_sampler(sampler: Sampler, targets: EpisodeReturns, rollouts: int, size: int):
+    ready, finished = [], []
+    for _ in range(rollouts):
+        out = sampler.rollout(size)
+        ready.append(targets.add(out))
+        finished.extend(out["games"])
+    keys = ("obs", "act", "ret", "trace")
+    return {k: np.concatenate([r[k] for r in ready]) for k in keys}, finished
+
+
+def test_returns_are_each_seats_rewards_to_the_end_of_its_game():
+    """Against the AEC env: a decision's target is the sum of the rewards the env gives the seat
+    from that decision on, whatever rollout the decision and the game's end fell in."""
+    w, _ = tiny_q(5)
+    s = RecordingSampler(rules="pagat", games=3, seed=11, opponents={"self": 0.5, "random": 0.5}, epsilon=0.3)
+    s.set_policies(w)
+    targets = EpisodeReturns(gamma=1.0)
+    ready, finished = _run_sampler(s, targets, rollouts=40, size=97)
+    complete = [g for g in finished if not g["truncated"]]
+    assert len(complete) >= 2
+    checked = 0
+    for g in complete:
+        hist = s.histories[(g["slot"], g["episode"])]
+        seats = sorted({int(t[2]) for t in ready["trace"] if t[0] == g["slot"] and t[1] == g["episode"]})
+        assert len(seats) == 2
+        for seat in seats:
+            rows = np.flatnonzero((ready["trace"][:, 0] == g["slot"]) & (ready["trace"][:, 1] == g["episode"])
+                                  & (ready["trace"][:, 2] == seat))
+            seg = aec_segments(g["seed"], hist, seat, "round_score_diff")
+            expect = np.cumsum(np.asarray(seg[::-1], np.float64))[::-1]     # reward-to-go per decision
+            assert ready["trace"][rows, 3].tolist() == list(range(len(seg)))
+            np.testing.assert_allclose(ready["ret"][rows], expect, rtol=1e-5, atol=1e-5)
+            # the acted action and the observation are the seat's, at that decision
+            assert all(int(a) == hist_a for a, hist_a in zip(
+                ready["act"][rows], [a for p, a in hist if p == seat]))
+            checked += 1
+    assert checked >= 4
+
+
+def test_discounted_returns_and_cut_games_are_dropped():
+    t = EpisodeReturns(gamma=0.5)
+    n_obs = 3
+
+    def batch(rows):   # rows: (slot, ep, seat, n, rew, done, open)
+        return {"obs": np.zeros((len(rows), n_obs), np.float32), "act": np.arange(len(rows)),
+                "rew": np.array([r[4] for r in rows]), "done": np.array([r[5] for r in rows]),
+                "open": np.array([r[6] for r in rows]), "trace": np.array([r[:4] for r in rows])}
+    out = t.add(batch([(0, 1, 0, 1, 1.0, False, False), (0, 1, 0, 2, 0.0, False, True),   # 2 is open here
+                       (1, 1, 2, 1, 5.0, False, False)]))
+    assert len(out["act"]) == 0 and t.waiting == 2
+    out = t.add(batch([(0, 1, 0, 2, 2.0, False, False), (0, 1, 0, 3, 4.0, True, False)]))
+    np.testing.assert_allclose(out["ret"], [1 + 0.5 * (2 + 0.5 * 4), 2 + 0.5 * 4, 4])
+    assert out["trace"][:, 3].tolist() == [1, 2, 3]
+    # slot 1 starts its episode 2: the unfinished trajectory of episode 1 was cut, and goes
+    out = t.add(batch([(1, 2, 2, 1, 1.0, True, False)]))
+    assert out["ret"].tolist() == [1.0] and t.dropped == 1 and t.waiting == 0
+
+
+# ------------------------------------------------------------------------------ runs
+def _arrays(path):
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+@pytest.mark.parametrize("batched", [{"samplers": 0, "pipeline": False}, {"samplers": 1, "pipeline": True}])
+def test_dmc_same_seed_gives_identical_weights_and_metrics(tmp_path, batched):
+    outs = []
+    for k in range(2):
+        cfg = dmc_config(tmp_path / str(k), total_timesteps=1400, batched={"games": 2, **batched})
+        res = train(cfg, quiet=True)
+        run = Path(res["run"])
+        rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+        outs.append((_arrays(run / "final" / "actor.npz"), [r for r in rows if r["kind"] in ("update", "rollout")]))
+    (a, ra), (b, rb) = outs
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert ra == rb
+    assert any(r["kind"] == "update" and r["samples"] > 0 for r in ra)     # games ended and were learned from
+
+
+def test_dmc_checkpoints_resume_and_play_as_policy(tmp_path):
+    cfg = dmc_config(tmp_path, total_timesteps=640, checkpoint_every=256)
+    res = train(cfg, quiet=True)
+    run = Path(res["run"])
+    tj = json.loads((run / "final" / "trainer.json").read_text())
+    assert tj["backend"] == "dmc"
+    info = json.loads((run / "run.json").read_text())
+    assert info["sessions"][-1]["backend"] == "dmc"
+    ck = sorted(p for p in (run / "checkpoints").iterdir() if p.is_dir())[0]
+    assert train_main(["--resume", str(ck), "--set", "total_timesteps=900"]) == 0
+    assert json.loads((run / "final" / "trainer.json").read_text())["num_timesteps"] >= 900
+    agent = load_policy_agent(str(run))
+    assert isinstance(agent.policy, QPolicy)
+    env = handfoot_v0.env()
+    env.reset(seed=9)
+    agent.reset(0, env.unwrapped.game.rules, 9)
+    for _ in range(300):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        a = agent.act(obs, None)
+        assert obs["action_mask"][a]
+        env.step(a)
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("dmc", {"epsilon": 1.5}, "dmc.epsilon"),
+    ("dmc", {"rollout": 0}, "dmc.rollout"),
+    ("dmc", {"learning_rate": 0}, "dmc.learning_rate"),
+    ("network", {"centralised_critic": True}, "network.centralised_critic"),
+    ("shaping", {"books": 0.1}, "shaping"),
+])
+def test_bad_dmc_settings_name_the_field(tmp_path, capsys, field, value, needle):
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text(f"backend: dmc\n{field}: {json.dumps(value)}\nrun_dir: {tmp_path}\n")
+    assert train_main([str(cfg_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0], err
+
+
+def test_sampler_rows_observe_the_acting_seat_under_a_q_learner():
+    w, _ = tiny_q(6)
+    s = Sampler(rules="pagat", games=2, seed=3, opponents={"random": 1.0}, epsilon=0.0)
+    s.set_policies(w)
+    out = s.rollout(50)
+    pol = QPolicy(w)
+    for k in np.flatnonzero(~out["open"])[:30]:
+        # greedy learner: every recorded action is the policy's choice on the recorded observation
+        assert out["act"][k] == pol.act(out["obs"][k], out["mask"][k])
+    assert out["obs"].shape[1] == len(encode_observation(s.games[0], 0))
