@@ -6,6 +6,8 @@ spec               agent
 ``random``         :class:`agents.heuristics.RandomAgent`
 ``greedy``         :class:`agents.heuristics.GreedyAgent`
 ``strategic``      :class:`agents.strategic.StrategicAgent`
+``champion``       the strongest trained agent, shipped in the package (``agents/weights/champion.npz``,
+                   how it was trained: docs/results/champion/), played greedily
 ``policy:PATH``    a trained policy, loaded by ``agents.policy.load_policy_agent(PATH, seed)``
 ``rllib:PATH``     an RLlib checkpoint, loaded by ``agents.rllib_policy.load_rllib_agent(PATH, seed)``
 ``py:MOD:CLASS``   any importable :class:`agents.base.Agent` subclass: ``py:package.module:ClassName``
@@ -29,6 +31,7 @@ from __future__ import annotations
 import importlib
 import re
 from importlib import metadata
+from pathlib import Path
 from typing import Dict, Tuple
 
 from .base import Agent
@@ -52,8 +55,23 @@ def _builtin(name: str, seed: int) -> Agent:
     return StrategicAgent(seed)
 
 
+#: trained agents shipped with the package: spec name -> weights file inside ``agents/``
+SHIPPED: Dict[str, str] = {"champion": "weights/champion.npz"}
 #: further names reserved for agents shipped with the package: an entry point never takes them
-_EXTRA_NAMES: Tuple[str, ...] = ("champion",)
+_EXTRA_NAMES: Tuple[str, ...] = tuple(SHIPPED)
+
+
+def shipped_weights(name: str) -> Path:
+    """The weights file of the shipped agent ``name`` (it may be missing from a partial installation)."""
+    return Path(__file__).resolve().parent / SHIPPED[name]
+
+
+def _shipped(name: str, seed: int) -> Agent:
+    path = shipped_weights(name)
+    if not path.is_file():
+        raise ValueError(f"agent spec {name!r}: its weights {path} are not in this installation")
+    from .policy import PolicyAgent, load_actor
+    return PolicyAgent(load_actor(path), seed=seed, name=name)
 
 
 def _is_builtin_name(name: str) -> bool:
@@ -120,6 +138,8 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
     s = spec.strip()
     if s in BUILTIN:
         return _builtin(s, seed)
+    if s in SHIPPED:
+        return _shipped(s, seed)
     if s.startswith("policy:"):
         path = s[len("policy:"):]
         if not path:
@@ -150,8 +170,9 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
         if ep is not None:
             return _plugin(spec, ep["target"], seed,
                            where=f" (entry point {ENTRY_POINT_GROUP} of {ep['dist']})")
-    raise ValueError(f"unknown agent spec {spec!r}; expected one of: {', '.join(BUILTIN)}, policy:PATH, rllib:PATH, "
+    raise ValueError(f"unknown agent spec {spec!r}; expected one of: {', '.join(BUILTIN + tuple(SHIPPED))}, "
+                     f"policy:PATH, rllib:PATH, "
                      f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "plugin_agents", "BUILTIN", "ENTRY_POINT_GROUP"]
+__all__ = ["make_agent", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED", "ENTRY_POINT_GROUP"]

@@ -155,13 +155,43 @@ def _run_sampler(sampler: Sampler, targets: EpisodeReturns, rollouts: int, size:
     return {k: np.concatenate([r[k] for r in ready]) for k in keys}, finished
 
 
-def test_returns_are_each_seats_rewards_to_the_end_of_its_game():
+def seat_rewards_and_rounds(game_seed: int, history, seat: int):
+    """Replay ``history`` in the AEC env: per decision of ``seat``, the rewards the env gives it up to
+    its next decision, and the rounds finished before the decision."""
+    env = handfoot_v0.raw_env(reward="round_score_diff")
+    env.reset(seed=game_seed)
+    name = f"player_{seat}"
+    segments, rounds = [], []
+    for p, a in history:
+        if p == seat:
+            segments.append(0.0)
+            rounds.append(len(env.game.round_scores))
+        env.step(a)
+        if segments:
+            segments[-1] += env.rewards[name]
+    return np.asarray(segments), np.asarray(rounds)
+
+
+def to_go(segments: np.ndarray, rounds: np.ndarray, per_round: bool) -> np.ndarray:
+    out = np.zeros(len(segments))
+    g = 0.0
+    for j in range(len(segments) - 1, -1, -1):
+        if per_round and j + 1 < len(segments) and rounds[j + 1] != rounds[j]:
+            g = 0.0
+        g += segments[j]
+        out[j] = g
+    return out
+
+
+@pytest.mark.parametrize("horizon", ["game", "round"])
+def test_returns_are_each_seats_rewards_to_the_end_of_its_round_or_game(horizon):
     """Against the AEC env: a decision's target is the sum of the rewards the env gives the seat
-    from that decision on, whatever rollout the decision and the game's end fell in."""
+    from that decision to the end of its round (or game), whatever rollout the decision and the
+    game's end fell in."""
     w, _ = tiny_q(5)
     s = RecordingSampler(rules="pagat", games=3, seed=11, opponents={"self": 0.5, "random": 0.5}, epsilon=0.3)
     s.set_policies(w)
-    targets = EpisodeReturns(gamma=1.0)
+    targets = EpisodeReturns(gamma=1.0, horizon=horizon)
     ready, finished = _run_sampler(s, targets, rollouts=40, size=97)
     complete = [g for g in finished if not g["truncated"]]
     assert len(complete) >= 2
@@ -173,25 +203,26 @@ def test_returns_are_each_seats_rewards_to_the_end_of_its_game():
         for seat in seats:
             rows = np.flatnonzero((ready["trace"][:, 0] == g["slot"]) & (ready["trace"][:, 1] == g["episode"])
                                   & (ready["trace"][:, 2] == seat))
-            seg = aec_segments(g["seed"], hist, seat, "round_score_diff")
-            expect = np.cumsum(np.asarray(seg[::-1], np.float64))[::-1]     # reward-to-go per decision
+            seg, rounds = seat_rewards_and_rounds(g["seed"], hist, seat)
+            assert len(set(rounds.tolist())) >= 2            # the game has several rounds: the cut matters
             assert ready["trace"][rows, 3].tolist() == list(range(len(seg)))
-            np.testing.assert_allclose(ready["ret"][rows], expect, rtol=1e-5, atol=1e-5)
-            # the acted action and the observation are the seat's, at that decision
-            assert all(int(a) == hist_a for a, hist_a in zip(
-                ready["act"][rows], [a for p, a in hist if p == seat]))
+            np.testing.assert_allclose(ready["ret"][rows], to_go(seg, rounds, horizon == "round"),
+                                       rtol=1e-5, atol=1e-5)
+            # the recorded actions are the seat's, in order
+            assert ready["act"][rows].tolist() == [a for p, a in hist if p == seat]
             checked += 1
     assert checked >= 4
 
 
 def test_discounted_returns_and_cut_games_are_dropped():
-    t = EpisodeReturns(gamma=0.5)
+    t = EpisodeReturns(gamma=0.5, horizon="game")
     n_obs = 3
 
     def batch(rows):   # rows: (slot, ep, seat, n, rew, done, open)
         return {"obs": np.zeros((len(rows), n_obs), np.float32), "act": np.arange(len(rows)),
                 "rew": np.array([r[4] for r in rows]), "done": np.array([r[5] for r in rows]),
-                "open": np.array([r[6] for r in rows]), "trace": np.array([r[:4] for r in rows])}
+                "open": np.array([r[6] for r in rows]), "trace": np.array([r[:4] for r in rows]),
+                "round": np.zeros(len(rows), np.int64)}
     out = t.add(batch([(0, 1, 0, 1, 1.0, False, False), (0, 1, 0, 2, 0.0, False, True),   # 2 is open here
                        (1, 1, 2, 1, 5.0, False, False)]))
     assert len(out["act"]) == 0 and t.waiting == 2
@@ -255,6 +286,8 @@ def test_dmc_checkpoints_resume_and_play_as_policy(tmp_path):
     ("dmc", {"learning_rate": 0}, "dmc.learning_rate"),
     ("network", {"centralised_critic": True}, "network.centralised_critic"),
     ("shaping", {"books": 0.1}, "shaping"),
+    ("dmc", {"horizon": "hand"}, "dmc.horizon"),
+    ("reward", "game_win", "dmc.horizon: round needs reward: round_score_diff"),
 ])
 def test_bad_dmc_settings_name_the_field(tmp_path, capsys, field, value, needle):
     cfg_path = tmp_path / "c.yaml"

@@ -123,7 +123,7 @@ def make_actor(weights: Dict[str, Any], epsilon: float = 0.0) -> Any:
     return QActor(weights, epsilon) if is_q(weights) else Actor(weights)
 
 
-ROLLOUT_ARRAYS = ("obs", "state", "mask", "act", "logp", "rew", "done", "next", "open", "trace")
+ROLLOUT_ARRAYS = ("obs", "state", "mask", "act", "logp", "rew", "done", "next", "open", "trace", "round")
 
 
 class Rollout:
@@ -141,6 +141,7 @@ class Rollout:
         self.next = np.full(cap, -1, np.int64)      # the same seat's next decision (or bootstrap row)
         self.open = np.zeros(cap, bool)             # a bootstrap row: not trained on in this rollout
         self.trace = np.zeros((cap, 4), np.int64)    # (game slot, episode of the slot, seat, decision number)
+        self.round = np.zeros(cap, np.int64)         # rounds of the game finished before the decision
 
     def reserve(self, extra: int) -> None:
         cap = len(self.act)
@@ -318,6 +319,7 @@ class Sampler:
         buf.next[k] = -1
         buf.open[k] = False
         buf.trace[k] = (self.slot_offset + i, self.episode[i], p, self.dec[i][p])
+        buf.round[k] = len(g.round_scores)
         return k
 
     def _advance(self, i: int) -> None:
@@ -374,7 +376,7 @@ class Sampler:
         out = buf.export()
         # carry every open trajectory's last decision into the next rollout as its first row
         carry = [(i, p, k) for i, row in enumerate(self.last) for p, k in enumerate(row) if k >= 0]
-        old = {name: getattr(buf, name) for name in ("obs", "state", "mask", "act", "logp", "rew", "trace")}
+        old = {name: getattr(buf, name) for name in ("obs", "state", "mask", "act", "logp", "rew", "trace", "round")}
         out["open"][[k for _, _, k in carry]] = True
         moved = {name: (a[[k for _, _, k in carry]].copy() if a is not None else None) for name, a in old.items()}
         buf.n = len(carry)

@@ -66,6 +66,9 @@ class DMCConfig:
     """Exploration: the learner plays a uniformly random legal action with this probability."""
     gamma: float = 1.0
     """Discount of the Monte-Carlo return per learner decision."""
+    horizon: str = "round"
+    """How far a decision's return reaches: round (to the end of its round: each round is a new deal)
+    or game (to the end of the game; needed with reward: game_win)."""
     max_grad_norm: float = 10.0
     """Gradient norm clip."""
 
@@ -388,6 +391,10 @@ def validate_dmc(cfg: Any) -> None:
     for name, v in (("dmc.learning_rate", d.learning_rate), ("dmc.max_grad_norm", d.max_grad_norm)):
         if not v > 0:
             raise ConfigError(f"{name}: must be positive, got {v}")
+    _check_choice("dmc.horizon", d.horizon, ("round", "game"))
+    if d.horizon == "round" and cfg.reward == "game_win":
+        raise ConfigError("dmc.horizon: round needs reward: round_score_diff (game_win pays only at the game's end); "
+                          "use horizon: game")
     if not cfg.network.pi:
         raise ConfigError("network.pi: the action-value network needs at least one hidden layer")
     if cfg.network.centralised_critic:

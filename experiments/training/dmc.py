@@ -20,10 +20,14 @@ bottom:
    weights from before the update (Monte-Carlo targets need no correction for the lag: the return
    is what followed the action, whoever chose it).
 3. **Targets** (:class:`EpisodeReturns`): a decision's target is the seat's Monte-Carlo return,
-   the sum of every reward the env gives that seat from the decision to the end of the game
-   (``dmc.gamma`` per decision, 1 by default).  A game spans many rollouts, so decisions wait in
-   their trajectory until its game ends; games cut by ``max_actions`` have no return and are
-   dropped.
+   the sum of the rewards the env gives that seat from the decision on (``dmc.gamma`` per
+   decision, 1 by default), to the end of the round (``dmc.horizon: round``, the default) or of
+   the game (``game``).  Each round of Hand and Foot is a new deal and ``round_score_diff`` pays
+   each round's score difference at its end, so what a decision can change ends with its round:
+   the later rounds add the same expected amount to every action's value and only noise to its
+   target, and cutting them off leaves the greedy policy alone while dividing the target's
+   variance.  A game spans many rollouts, so decisions wait in their trajectory until its game
+   ends; games cut by ``max_actions`` have no return and are dropped.
 4. **Update** (:meth:`DMCLearner.update`): mean squared error of Q(s, a) against the returns of
    the games that ended since the previous update, ``dmc.n_epochs`` passes in minibatches of
    ``dmc.batch_size``, Adam, gradient clipping.
@@ -75,6 +79,10 @@ def q_weights(model: QNetwork) -> Dict[str, Any]:
 
 
 # =========================================================================== 3. targets
+#: how far a decision's Monte-Carlo return reaches (``dmc.horizon``)
+HORIZONS = ("round", "game")
+
+
 class EpisodeReturns:
     """Collects each learning seat's decisions across rollouts and yields them with their
     Monte-Carlo returns once the seat's game has ended.
@@ -84,9 +92,12 @@ class EpisodeReturns:
     the bootstrap row of a cut game) and is skipped here.
     """
 
-    def __init__(self, gamma: float = 1.0):
+    def __init__(self, gamma: float = 1.0, horizon: str = "game"):
+        if horizon not in HORIZONS:
+            raise ValueError(f"horizon: expected one of {HORIZONS}, got {horizon!r}")
         self.gamma = float(gamma)
-        self.pending: Dict[Tuple[int, int, int], List[Tuple[int, np.ndarray, int, float]]] = {}
+        self.per_round = horizon == "round"
+        self.pending: Dict[Tuple[int, int, int], List[Tuple[int, np.ndarray, int, float, int]]] = {}
         self.episode_of_slot: Dict[int, int] = {}
         self.dropped = 0                                       # decisions of games cut by max_actions
 
@@ -95,19 +106,22 @@ class EpisodeReturns:
         decision whose game has ended, each trajectory in decision order."""
         out: Dict[str, List[Any]] = {"obs": [], "act": [], "ret": [], "trace": []}
         obs, act, rew, done, trace = batch["obs"], batch["act"], batch["rew"], batch["done"], batch["trace"]
+        rnd = batch["round"]
         for k in np.flatnonzero(~batch["open"]).tolist():
             slot, ep, seat, n = trace[k].tolist()
             if self.episode_of_slot.get(slot, -1) < ep:
                 self._drop_older(slot, ep)
             key = (slot, ep, seat)
             rows = self.pending.setdefault(key, [])
-            rows.append((n, obs[k], int(act[k]), float(rew[k])))
+            rows.append((n, obs[k], int(act[k]), float(rew[k]), int(rnd[k])))
             if done[k]:
                 del self.pending[key]
                 rows.sort(key=lambda r: r[0])
                 g = 0.0
                 rets = [0.0] * len(rows)
                 for j in range(len(rows) - 1, -1, -1):
+                    if self.per_round and j + 1 < len(rows) and rows[j + 1][4] != rows[j][4]:
+                        g = 0.0                  # the decision's round ends with it: later rounds are cut off
                     g = rows[j][3] + self.gamma * g
                     rets[j] = g
                 out["obs"].extend(r[1] for r in rows)
@@ -146,7 +160,7 @@ class DMCLearner:
         self.rng = np.random.Generator(np.random.PCG64(int(seed)))       # minibatch order
         self.rollout_size = int(d.rollout)
         self.pipeline = bool(settings["pipeline"])
-        self.targets = EpisodeReturns(d.gamma)
+        self.targets = EpisodeReturns(d.gamma, d.horizon)
         self.samplers = SamplerGroup(
             int(settings["samplers"]), int(settings["games"]), sampler_seed, rules=cfg.rules,
             opponents=dict(cfg.opponents), reward=cfg.reward, reward_scale=cfg.reward_scale,
@@ -202,4 +216,4 @@ class DMCLearner:
         self.samplers.close()
 
 
-__all__ = ["QNetwork", "q_weights", "EpisodeReturns", "DMCLearner"]
+__all__ = ["QNetwork", "q_weights", "EpisodeReturns", "DMCLearner", "HORIZONS"]

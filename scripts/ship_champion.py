@@ -1,0 +1,65 @@
+"""Ship a trained checkpoint as the package's ``champion`` agent, with its provenance.
+
+    python scripts/ship_champion.py runs/champion-s7            # its best/ checkpoint
+    python scripts/ship_champion.py runs/champion-s7 --checkpoint checkpoints/step_030000000
+
+Copies the checkpoint's ``actor.npz`` (arrays only, checked as an actor) to
+``agents/weights/champion.npz`` and the run's record to ``docs/results/champion/``: the resolved
+training config, the experiment config, ``run.json`` (seeds, versions, git commit, command),
+``metrics.jsonl``, ``learning_curve.png``, the experiment's ``report.md`` and ``experiment.json``
+when there are any, and ``champion.json`` (source checkpoint, step, SHA-256 of the weights).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agents.policy import ACTOR_FILE, is_q, load_actor  # noqa: E402
+from agents.registry import SHIPPED  # noqa: E402
+
+RECORD = ("config.yaml", "experiment.yaml", "run.json", "metrics.jsonl", "learning_curve.png", "report.md",
+          "experiment.json")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", help="the training run folder")
+    ap.add_argument("--checkpoint", default="best", help="checkpoint folder inside the run (default: best)")
+    ap.add_argument("--name", default="champion", choices=sorted(SHIPPED), help="shipped agent name")
+    ap.add_argument("--docs", default=str(ROOT / "docs" / "results" / "champion"), help="where the record goes")
+    a = ap.parse_args(argv)
+    run = Path(a.run)
+    ck = run / a.checkpoint
+    src = ck / ACTOR_FILE
+    try:
+        weights = load_actor(src)
+    except (OSError, ValueError) as e:
+        print(f"ship_champion: error: {e}", file=sys.stderr)
+        return 2
+    trainer = json.loads((ck / "trainer.json").read_text()) if (ck / "trainer.json").exists() else {}
+    dest = ROOT / "agents" / SHIPPED[a.name]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    docs = Path(a.docs)
+    docs.mkdir(parents=True, exist_ok=True)
+    for name in RECORD:
+        if (run / name).exists():
+            shutil.copyfile(run / name, docs / name)
+    info = {"agent": a.name, "weights": str(dest.relative_to(ROOT)), "source": str(ck),
+            "timesteps": trainer.get("num_timesteps"), "backend": trainer.get("backend"),
+            "network": "action-value (Q)" if is_q(weights) else "policy",
+            "sha256": hashlib.sha256(dest.read_bytes()).hexdigest()}
+    (docs / "champion.json").write_text(json.dumps(info, indent=2) + "\n")
+    print(f"{a.name}: {dest} ({dest.stat().st_size / 1e6:.1f} MB) from {ck}; record in {docs}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
