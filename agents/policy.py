@@ -210,6 +210,10 @@ def check_actor(weights: Dict[str, Any], where: str = "actor") -> Dict[str, Any]
     if weights["activation"] not in ("tanh", "relu"):
         raise bad(f"activation must be tanh or relu, got {weights['activation']!r}")
     scale = np.asarray(weights["scale"])
+    if np.ndim(weights["visible"]) != 0:
+        raise bad(f"'visible' must be one integer, got an array of shape {np.shape(weights['visible'])}")
+    if not (np.issubdtype(scale.dtype, np.floating) and np.isfinite(scale).all()):
+        raise bad("the input scale holds non-finite or non-float values")
     visible = int(weights["visible"])
     if scale.ndim != 1 or not 1 <= visible <= scale.shape[0]:
         raise bad(f"'visible' {visible} does not fit an input scale of shape {scale.shape}")

@@ -126,6 +126,16 @@ def test_q_actor_breaks_ties_by_the_lowest_action_id():
     assert a[0] == legal.min()
 
 
+def test_q_actor_refuses_non_finite_values_in_one_line():
+    w, _ = tiny_q(7)
+    w = dict(w, out=(w["out"][0], np.array([np.nan], np.float32)))
+    obs, legal = random_positions(1, seed=6)[0]
+    mask = np.zeros((1, NUM_ACTIONS), bool)
+    mask[0, legal] = True
+    with pytest.raises(ValueError, match="non-finite Q values"):
+        QActor(w).choose(obs[None], mask, np.random.default_rng(0))
+
+
 def test_q_actor_files_round_trip_and_are_checked(tmp_path):
     w, _ = tiny_q(4)
     save_actor(w, tmp_path / "actor.npz")
@@ -139,6 +149,10 @@ def test_q_actor_files_round_trip_and_are_checked(tmp_path):
         check_actor(dict(w, out=(np.zeros((2, 12), np.float32), np.zeros(2, np.float32))))
     with pytest.raises(ValueError, match="unknown network kind"):
         check_actor(dict(w, kind="v"))
+    with pytest.raises(ValueError, match="one integer"):
+        check_actor(dict(w, visible=np.array([3, 4])))
+    with pytest.raises(ValueError, match="input scale"):
+        check_actor(dict(w, scale=np.full_like(w["scale"], np.inf)))
     with pytest.raises(ValueError, match="non-finite"):
         w0, b0 = w["layers"][0]
         check_actor(dict(w, layers=[(np.full_like(w0, np.nan), b0)] + list(w["layers"][1:])))

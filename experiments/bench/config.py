@@ -109,7 +109,7 @@ DEFAULTS: Dict[str, Any] = {
     "clock": "cpu",                         # cpu (process time) or wall
     "vecenv": {"n_envs": 16},
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
-    "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched"],
+    "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched", "dmc"],
               "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": []},
     "memory": {"instances": 100},
     "clone": {"states": 200, "repeats": 50},

@@ -105,6 +105,8 @@ class QActor:
                 if i < last:
                     x = self.act(x)
             q = x[:, 0].numpy()
+        if not np.isfinite(q).all():
+            raise ValueError("the action-value network gave non-finite Q values (diverged weights?)")
         starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         best = np.maximum.reduceat(q, starts)
         top = np.flatnonzero(q >= best[rows])                  # pairs at their row's maximum
@@ -301,7 +303,7 @@ class Sampler:
         others = [g.scores[u] for u in range(g.num_teams) if u != team]
         result = 0.0 if truncated else (0.5 if g.winner is None else float(g.winner == team))
         seats = [p for p in range(self.n_seats) if self.role[i][p] == LEARN]
-        self.finished.append({"slot": i, "episode": self.episode[i], "seed": g.seed, "team": team,
+        self.finished.append({"slot": self.slot_offset + i, "episode": self.episode[i], "seed": g.seed, "team": team,
                               "opponent": self.kind[i], "result": result, "truncated": bool(truncated),
                               "score_diff": float(g.scores[team] - max(others)), "actions": g.action_count,
                               "returns": [self.ret[i][p] for p in seats], "lengths": [self.dec[i][p] for p in seats]})
@@ -398,7 +400,7 @@ class Sampler:
         """Every game's seat to act acts: learner rows in one forward pass, each snapshot's in one."""
         games = self.games
         buf = self.buf
-        buf.reserve(3 * len(games))
+        buf.reserve((1 + self.n_seats) * len(games))    # a decision, and bootstrap rows of a cut game
         k0 = buf.n
         learn_rows: List[Tuple[int, int, int]] = []           # (game, seat, buffer row)
         other: Dict[int, Tuple[Any, List[Tuple[int, int, List[int]]]]] = {}
