@@ -328,5 +328,6 @@ def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
     return PolicyAgent(load_weights(path), seed=seed, sample=sample, name=f"policy:{path}")
 
 
-__all__ = ["NumpyPolicy", "QPolicy", "make_policy", "is_q", "Q_KIND", "PolicyAgent", "load_policy_agent", "load_weights", "save_actor", "load_actor",
-           "actor_arrays", "actor_from_arrays", "check_actor", "resolve_policy_path"]
+__all__ = ["NumpyPolicy", "QPolicy", "make_policy", "is_q", "Q_KIND", "PolicyAgent", "load_policy_agent",
+           "load_weights", "save_actor", "load_actor", "actor_arrays",
+           "actor_from_arrays", "check_actor", "resolve_policy_path"]

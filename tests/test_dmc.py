@@ -25,7 +25,7 @@ from handfoot_env.actions import (
     action_index,
 )
 from handfoot_env.observation import encode_observation
-from tests.test_batched_ppo import RecordingSampler, aec_segments, tiny_config
+from tests.test_batched_ppo import RecordingSampler, tiny_config
 
 
 def dmc_config(tmp_path, **over):

@@ -209,7 +209,9 @@ class BatchedTrainer(Trainer):
 
 
 def train(cfg: Any, resume: Any = None, quiet: bool = False, argv: Optional[List[str]] = None) -> Dict[str, Any]:
-    """:func:`experiments.training.run.train` for ``backend: batched`` and ``dmc``: same run folder, same result dict."""
+    """:func:`experiments.training.run.train` for ``backend: batched`` and ``dmc``.
+
+    Same run folder and same result dict as the other backends."""
     validate_batched(cfg)
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"torch/minibatches": cfg.seed, "envs": None,
