@@ -6,8 +6,9 @@
 Copies the checkpoint's ``actor.npz`` (arrays only, checked as an actor) to
 ``agents/weights/champion.npz`` and the run's record to ``docs/results/champion/``: the resolved
 training config, the experiment config, ``run.json`` (seeds, versions, git commit, command),
-``metrics.jsonl``, ``learning_curve.png``, the experiment's ``report.md`` and ``experiment.json``
-when there are any, and ``champion.json`` (source checkpoint, step, SHA-256 of the weights).
+``metrics.jsonl``, ``learning_curve.png``, the experiment's ``report.md``, ``experiment.json`` and
+the results and plots of its evaluation (``experiment_eval/``) when there are any, and
+``champion.json`` (source checkpoint, step, SHA-256 of the weights).
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from agents.registry import SHIPPED  # noqa: E402
 
 RECORD = ("config.yaml", "experiment.yaml", "run.json", "metrics.jsonl", "learning_curve.png", "report.md",
           "experiment.json")
+EVAL_DIR = "experiment_eval"
+EVAL_FILES = ("results.json", "results.csv", "winrate.png", "matrix.png", "ratings.png")
 
 
 def main(argv=None) -> int:
@@ -52,6 +55,11 @@ def main(argv=None) -> int:
     for name in RECORD:
         if (run / name).exists():
             shutil.copyfile(run / name, docs / name)
+    for model_dir in sorted((run / EVAL_DIR).glob("*")):
+        for name in EVAL_FILES:
+            if (model_dir / name).is_file():
+                (docs / EVAL_DIR / model_dir.name).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(model_dir / name, docs / EVAL_DIR / model_dir.name / name)
     info = {"agent": a.name, "weights": str(dest.relative_to(ROOT)), "source": str(ck),
             "timesteps": trainer.get("num_timesteps"), "backend": trainer.get("backend"),
             "network": "action-value (Q)" if is_q(weights) else "policy",

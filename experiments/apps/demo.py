@@ -92,7 +92,8 @@ def demo_main(argv: Optional[Sequence[str]] = None, stdout: Optional[TextIO] = N
     ap = CommandParser(prog="handfoot demo",
                                  description="Play one seeded game between built-in agents and print it.")
     ap.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS), metavar="SPEC",
-                    help="agent for team 0, then team 1 (random, greedy, strategic, policy:PATH, py:MOD:CLASS); "
+                    help="agent for team 0, then team 1 (random, greedy, strategic, champion, policy:PATH, "
+                         "py:MOD:CLASS); "
                          "default: strategic greedy")
     ap.add_argument("--rules", default="pagat", metavar="PRESET", help="rules preset or YAML file (default pagat)")
     ap.add_argument("--seed", type=seed_arg, default=0, help="deal seed (default 0)")

@@ -278,7 +278,7 @@ def play_parser() -> argparse.ArgumentParser:
         prog="handfoot play", description="Play Hand and Foot in the terminal against agents (docs/playing.md).")
     ap.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0; partners sit opposite)")
     ap.add_argument("--partner", default="greedy", metavar="SPEC",
-                    help="agent for your teammate(s): random, greedy, strategic, policy:PATH or "
+                    help="agent for your teammate(s): random, greedy, strategic, champion, policy:PATH or "
                          "py:package.module:ClassName (default greedy)")
     ap.add_argument("--opponents", default="greedy", metavar="SPEC",
                     help="agent for the other team(s) (default greedy)")

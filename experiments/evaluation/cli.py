@@ -24,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
                     "Two agents: a duel; three or more: a round-robin with a win-rate matrix and ratings.")
     p.add_argument("config", nargs="?", help="evaluation YAML (configs/eval/*.yaml); flags override its fields")
     p.add_argument("--agents", nargs="+", metavar="SPEC",
-                   help="agent specs: random, greedy, strategic, policy:PATH, py:package.module:ClassName")
+                   help="agent specs: random, greedy, strategic, champion, policy:PATH, py:package.module:ClassName")
     p.add_argument("--games", type=int, help="duplicate deals per pairing (each is two games); default 100")
     p.add_argument("--seed", type=seed_arg, help="match seed (default 0)")
     p.add_argument("--workers", help="worker processes, or 'auto' for one per core (default 1)")
