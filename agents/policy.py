@@ -25,6 +25,7 @@ of highest Q (``?sample``: the softmax of the Q values).  :func:`make_policy` pi
 """
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -86,6 +87,9 @@ class NumpyPolicy:
         return int(legal[min(i, len(legal) - 1)])
 
 
+NON_FINITE_Q = "the action-value network gave non-finite Q values (diverged weights?)"
+
+
 class QPolicy:
     """An action-value network Q(s, a) in NumPy (weights of ``kind = "q"``, see the module docstring).
 
@@ -136,6 +140,8 @@ class QPolicy:
         """The legal action of highest Q (deterministic), or a sample from the softmax of the legal Q values."""
         legal = np.flatnonzero(mask)
         z = self.q_values(obs, legal).astype(np.float64)
+        if not np.isfinite(z).all():
+            raise ValueError(NON_FINITE_Q)
         if deterministic or rng is None:
             return int(legal[int(np.argmax(z))])
         p = np.exp(z - z.max())
@@ -249,7 +255,7 @@ def load_actor(path: Path) -> Dict[str, Any]:
             weights = actor_from_arrays(z)
     except KeyError as e:
         raise ValueError(f"{path}: not a handfoot actor: no array {e.args[0].split()[0]}") from None
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zipfile.BadZipFile) as e:
         raise ValueError(f"{path}: not a readable .npz file ({e})") from None
     except ValueError as e:                    # an object array (pickle), a bad zip member
         raise ValueError(f"{path}: not a handfoot actor: {e}") from None
@@ -328,6 +334,7 @@ def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
     return PolicyAgent(load_weights(path), seed=seed, sample=sample, name=f"policy:{path}")
 
 
-__all__ = ["NumpyPolicy", "QPolicy", "make_policy", "is_q", "Q_KIND", "PolicyAgent", "load_policy_agent",
+__all__ = ["NumpyPolicy", "QPolicy", "NON_FINITE_Q", "make_policy", "is_q", "Q_KIND", "PolicyAgent",
+           "load_policy_agent",
            "load_weights", "save_actor", "load_actor", "actor_arrays",
            "actor_from_arrays", "check_actor", "resolve_policy_path"]

@@ -185,13 +185,27 @@ def checkpoint_run(ck: Path) -> Path:
     return run
 
 
+def checkpoint_backend(ck: Path) -> str:
+    """The training backend that wrote checkpoint ``ck`` (``trainer.json``; ``sb3`` when unnamed)."""
+    try:
+        st = json.loads((Path(ck) / "trainer.json").read_text())
+        backend = st.get("backend") or st.get("config", {}).get("backend") or "sb3"
+    except (OSError, ValueError, AttributeError) as e:
+        where = str(Path(ck) / "trainer.json")
+        raise ConfigError(f"resume: {where!r} is not a readable checkpoint record ({e})") from None
+    return str(backend)
+
+
 def open_run(cfg: Any, resume: Optional[Union[str, Path]]) -> Tuple[Path, Optional[Path]]:
     """The run folder and the checkpoint to resume from (None for a new run); writes ``config.yaml``.
 
     A new run gets a new folder (:func:`make_run_folder`); a resumed one continues in the run
-    folder that holds its checkpoint (:func:`checkpoint_run`).
+    folder that holds its checkpoint (:func:`checkpoint_run`), with the backend that wrote it.
     """
     ck = resolve_resume(resume) if resume else None
+    if ck is not None and checkpoint_backend(ck) != cfg.backend:
+        raise ConfigError(f"resume: {str(ck)!r} is a checkpoint of backend: {checkpoint_backend(ck)}, the config "
+                          f"says backend: {cfg.backend}; a run continues with the backend it started with")
     run = checkpoint_run(ck) if ck is not None else make_run_folder(cfg)
     write_text(run / "config.yaml", yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
     return run, ck

@@ -15,7 +15,8 @@ import torch as th
 from agents.policy import QPolicy, check_actor, load_actor, load_policy_agent, make_policy, save_actor
 from experiments.training.batched_sampler import QActor, Sampler
 from experiments.training.cli import train_main
-from experiments.training.dmc import EpisodeReturns, QNetwork, q_weights
+from experiments.training.config import validate_batched
+from experiments.training.dmc import DMCLearner, EpisodeReturns, QNetwork, q_weights
 from experiments.training.run import train
 from handfoot_env import handfoot_v0
 from handfoot_env.actions import (
@@ -156,6 +157,24 @@ def test_q_actor_files_round_trip_and_are_checked(tmp_path):
     with pytest.raises(ValueError, match="non-finite"):
         w0, b0 = w["layers"][0]
         check_actor(dict(w, layers=[(np.full_like(w0, np.nan), b0)] + list(w["layers"][1:])))
+    (tmp_path / "garbage.npz").write_bytes(b"PK\x03\x04 not a zip archive")
+    (tmp_path / "cut.npz").write_bytes((tmp_path / "actor.npz").read_bytes()[:200])
+    for bad in ("garbage.npz", "cut.npz"):
+        with pytest.raises(ValueError, match=f"{bad}: not a readable .npz file"):
+            load_actor(tmp_path / bad)
+
+
+def test_q_policy_refuses_finite_weights_that_overflow():
+    w, _ = tiny_q(4)
+    (w1, b1), = w["layers"][1:]
+    huge = dict(w, layers=[w["layers"][0], (w1, np.full_like(b1, 3e38))],
+                out=(np.ones_like(w["out"][0]), np.zeros_like(w["out"][1])))
+    check_actor(huge)                                   # every weight is finite...
+    obs, legal = random_positions(1, seed=5)[0]
+    mask = np.zeros(NUM_ACTIONS, bool)
+    mask[legal] = True
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="non-finite Q values"):
+        QPolicy(huge).act(obs, mask, deterministic=True)          # ...but the values are not
 
 
 # ------------------------------------------------------------------------------ Monte-Carlo targets
@@ -269,17 +288,33 @@ def test_dmc_same_seed_gives_identical_weights_and_metrics(tmp_path, batched):
     assert any(r["kind"] == "update" and r["samples"] > 0 for r in ra)     # games ended and were learned from
 
 
+def _learner_arrays(ck: Path) -> dict:
+    with np.load(ck / "learner.npz", allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
 def test_dmc_checkpoints_resume_and_play_as_policy(tmp_path):
-    cfg = dmc_config(tmp_path, total_timesteps=640, checkpoint_every=256)
+    cfg = dmc_config(tmp_path, total_timesteps=1400, checkpoint_every=700)
     res = train(cfg, quiet=True)
     run = Path(res["run"])
     tj = json.loads((run / "final" / "trainer.json").read_text())
     assert tj["backend"] == "dmc"
     info = json.loads((run / "run.json").read_text())
     assert info["sessions"][-1]["backend"] == "dmc"
-    ck = sorted(p for p in (run / "checkpoints").iterdir() if p.is_dir())[0]
-    assert train_main(["--resume", str(ck), "--set", "total_timesteps=900"]) == 0
-    assert json.loads((run / "final" / "trainer.json").read_text())["num_timesteps"] >= 900
+    ck = max(p for p in (run / "checkpoints").iterdir() if p.is_dir())
+    saved = _learner_arrays(ck)
+    assert int(saved["n_updates"]) >= 1 and any(k.startswith("adam/") for k in saved)   # a real learner state
+    learner = DMCLearner(cfg, validate_batched(cfg), seed=1, sampler_seed=1)
+    try:                                          # what resume loads is what was saved, Adam state included
+        learner.load_state_arrays(saved)
+        back = learner.state_arrays()
+    finally:
+        learner.close()
+    assert back.keys() == saved.keys() and all(np.array_equal(back[k], saved[k]) for k in saved)
+    assert train_main(["--resume", str(ck), "--set", "total_timesteps=2800"]) == 0
+    final = _learner_arrays(run / "final")
+    assert json.loads((run / "final" / "trainer.json").read_text())["num_timesteps"] >= 2800
+    assert int(final["n_updates"]) > int(saved["n_updates"])        # the count went on from the checkpoint
     agent = load_policy_agent(str(run))
     assert isinstance(agent.policy, QPolicy)
     env = handfoot_v0.env()
@@ -292,6 +327,27 @@ def test_dmc_checkpoints_resume_and_play_as_policy(tmp_path):
         a = agent.act(obs, None)
         assert obs["action_mask"][a]
         env.step(a)
+
+
+def test_resuming_with_another_backend_is_one_error_and_leaves_the_run_alone(tmp_path, capsys):
+    res = train(tiny_config(tmp_path, total_timesteps=256), quiet=True)          # backend: batched (PPO)
+    run = Path(res["run"])
+    before = (run / "metrics.jsonl").read_text()
+    ck = sorted(p for p in (run / "checkpoints").iterdir() if p.is_dir())[0]
+    capsys.readouterr()
+    assert train_main(["--resume", str(ck), "--set", "backend=dmc"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "checkpoint of backend: batched, the config says backend: dmc" in err[0]
+    assert (run / "metrics.jsonl").read_text() == before
+
+
+def test_a_learner_state_that_does_not_fit_the_network_is_one_error(tmp_path, capsys):
+    res = train(tiny_config(tmp_path, total_timesteps=256), quiet=True)
+    ck = sorted(p for p in (Path(res["run"]) / "checkpoints").iterdir() if p.is_dir())[0]
+    capsys.readouterr()
+    assert train_main(["--resume", str(ck), "--set", "network.pi=[48]"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "learner.npz' does not fit this config" in err[0]
 
 
 @pytest.mark.parametrize("field,value,needle", [
@@ -321,3 +377,11 @@ def test_sampler_rows_observe_the_acting_seat_under_a_q_learner():
         # greedy learner: every recorded action is the policy's choice on the recorded observation
         assert out["act"][k] == pol.act(out["obs"][k], out["mask"][k])
     assert out["obs"].shape[1] == len(encode_observation(s.games[0], 0))
+
+
+def test_the_experiment_report_describes_the_learner_that_trained(tmp_path):
+    from experiments.apps.experiment import training_setup
+    dmc = "\n".join(training_setup(dmc_config(tmp_path)))
+    ppo = "\n".join(training_setup(tiny_config(tmp_path)))
+    assert "backend `dmc`" in dmc and "Deep Monte-Carlo: " in dmc and '"epsilon": 0.05' in dmc and "PPO:" not in dmc
+    assert "backend `batched`" in ppo and "PPO: " in ppo and "Deep Monte-Carlo" not in ppo

@@ -47,7 +47,7 @@ from experiments.config import (
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.evaluation.summary import evaluate_spec
 from experiments.runs import write_json
-from experiments.training.config import TrainConfig, check_spec
+from experiments.training.config import BATCHED_DEFAULTS, TrainConfig, check_spec
 from experiments.training.run import train
 from experiments.config import CommandParser
 from experiments.config import command
@@ -179,6 +179,29 @@ def verdicts(evals: Dict[str, Dict[str, Any]]) -> List[str]:
     return lines
 
 
+def training_setup(tc: Any) -> List[str]:
+    """The report's lines on how the agent was trained: backend, games, opponents, network, learner."""
+    if tc.backend in ("batched", "dmc"):
+        b = {**BATCHED_DEFAULTS, **tc.batched}
+        where = (f"backend `{tc.backend}`: {b.get('games')} games at once, {b.get('samplers')} sampler "
+                 f"process(es), {'pipelined' if b.get('pipeline') else 'synchronous'}")
+    else:
+        where = f"backend `{tc.backend}`, {tc.n_envs} envs ({tc.vec_env})"
+    lines = [f"- rules `{tc.rules}`, {where}, seed {tc.seed}",
+             f"- opponents mixture: {json.dumps(tc.opponents)}; snapshots every {tc.snapshots.every_updates} "
+             f"updates, keep {tc.snapshots.keep}"]
+    if tc.backend == "dmc":
+        lines += [f"- action-value network Q(s, a): hidden {tc.network.pi}, {tc.network.activation}",
+                  f"- Deep Monte-Carlo: {json.dumps(dataclasses.asdict(tc.dmc))}",
+                  f"- reward {tc.reward} x {tc.reward_scale}"]
+    else:
+        lines += [f"- network pi {tc.network.pi}, vf {tc.network.vf}, {tc.network.activation}, centralised "
+                  f"critic {tc.network.centralised_critic}",
+                  f"- PPO: {json.dumps(dataclasses.asdict(tc.ppo))}",
+                  f"- reward {tc.reward} x {tc.reward_scale}; shaping {json.dumps(dataclasses.asdict(tc.shaping))}"]
+    return lines
+
+
 def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any], evals: Dict[str, Dict[str, Any]],
                  timings: Dict[str, float]) -> Path:
     info = json.loads((run / "run.json").read_text()) if (run / "run.json").exists() else {}
@@ -218,14 +241,7 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
         if (d / "winrate.png").exists():
             L += [f"![{model} win rates]({d.relative_to(run)}/winrate.png)", ""]
     tc = cfg.train
-    L += ["## Training setup", "",
-          f"- rules `{tc.rules}`, {tc.n_envs} envs ({tc.vec_env}), seed {tc.seed}",
-          f"- opponents mixture: {json.dumps(tc.opponents)}; snapshots every {tc.snapshots.every_updates} updates, "
-          f"keep {tc.snapshots.keep}",
-          f"- network pi {tc.network.pi}, vf {tc.network.vf}, {tc.network.activation}, centralised critic "
-          f"{tc.network.centralised_critic}",
-          f"- PPO: {json.dumps(dataclasses.asdict(tc.ppo))}",
-          f"- reward {tc.reward} x {tc.reward_scale}; shaping {json.dumps(dataclasses.asdict(tc.shaping))}", "",
+    L += ["## Training setup", "", *training_setup(tc), "",
           "Resolved config: `config.yaml`; seeds, versions and commit: `run.json`; TensorBoard: "
           f"`tensorboard --logdir {run / 'tb'}`.", ""]
     if info:

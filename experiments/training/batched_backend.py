@@ -38,6 +38,7 @@ from __future__ import annotations
 import collections
 import json
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -46,7 +47,7 @@ import torch as th
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.policy import ACTOR_FILE, save_actor
-from experiments.config import config_to_dict
+from experiments.config import ConfigError, config_to_dict
 from experiments.training.config import BATCHED_DEFAULTS, validate_batched
 from experiments.runs import open_run, session_info, truncate_metrics, write_json
 from experiments.training.batched_ppo import BatchedPPO
@@ -88,16 +89,22 @@ class BatchedTrainer(Trainer):
             st = json.loads((self.resume / "trainer.json").read_text())
             start = int(st["num_timesteps"])
             self.state.update(st["state"])
-            truncate_metrics(self.run, start)
         self.timesteps = start
         self.env_seed = cfg.seed if start == 0 else int(
             np.random.SeedSequence([cfg.seed, start]).generate_state(1)[0] % (2 ** 31))
         learner_class = DMCLearner if cfg.backend == "dmc" else BatchedPPO
         self.learner = learner_class(cfg, self.settings, seed=self.env_seed, sampler_seed=self.env_seed)
         if self.resume is not None:
-            with np.load(self.resume / LEARNER_FILE, allow_pickle=False) as z:
-                self.learner.load_state_arrays({k: z[k] for k in z.files})
+            path = self.resume / LEARNER_FILE
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    self.learner.load_state_arrays({k: z[k] for k in z.files})
+            except (OSError, ValueError, KeyError, RuntimeError, zipfile.BadZipFile) as e:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ConfigError(f"resume: {str(path)!r} does not fit this config (network or learner "
+                                  f"settings changed?): {first}") from None
             self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
+            truncate_metrics(self.run, start)     # only once the checkpoint has loaded
         self.writer = SummaryWriter(str(self.run / "tb"))
         self.start_logs_and_schedules()
 

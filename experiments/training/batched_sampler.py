@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch as th
 
-from agents.policy import NumpyPolicy, QPolicy, is_q
+from agents.policy import NON_FINITE_Q, NumpyPolicy, QPolicy, is_q
 from agents.registry import make_agent
 from experiments.training.batched import random_opponent
 from experiments.training.config import SELF, SNAPSHOTS
@@ -106,7 +106,7 @@ class QActor:
                     x = self.act(x)
             q = x[:, 0].numpy()
         if not np.isfinite(q).all():
-            raise ValueError("the action-value network gave non-finite Q values (diverged weights?)")
+            raise ValueError(NON_FINITE_Q)
         starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         best = np.maximum.reduceat(q, starts)
         top = np.flatnonzero(q >= best[rows])                  # pairs at their row's maximum
