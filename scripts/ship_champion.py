@@ -37,6 +37,7 @@ def main(argv=None) -> int:
     ap.add_argument("--checkpoint", default="best", help="checkpoint folder inside the run (default: best)")
     ap.add_argument("--name", default="champion", choices=sorted(SHIPPED), help="shipped agent name")
     ap.add_argument("--docs", default=str(ROOT / "docs" / "results" / "champion"), help="where the record goes")
+    ap.add_argument("--weights", help="where the weights go (default: the package's agents/weights/NAME.npz)")
     a = ap.parse_args(argv)
     run = Path(a.run)
     ck = run / a.checkpoint
@@ -46,12 +47,22 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as e:
         print(f"ship_champion: error: {e}", file=sys.stderr)
         return 2
-    trainer = json.loads((ck / "trainer.json").read_text()) if (ck / "trainer.json").exists() else {}
-    dest = ROOT / "agents" / SHIPPED[a.name]
+    try:
+        trainer = json.loads((ck / "trainer.json").read_text()) if (ck / "trainer.json").exists() else {}
+        if not isinstance(trainer, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        print(f"ship_champion: error: {ck / 'trainer.json'}: not a readable checkpoint record ({e})", file=sys.stderr)
+        return 2
+    dest = Path(a.weights) if a.weights else ROOT / "agents" / SHIPPED[a.name]
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest)
     docs = Path(a.docs)
     docs.mkdir(parents=True, exist_ok=True)
+    for name in RECORD + ("champion.json",):     # the record of the agent shipped before goes with it
+        (docs / name).unlink(missing_ok=True)
+    if (docs / EVAL_DIR).is_dir():
+        shutil.rmtree(docs / EVAL_DIR)
     for name in RECORD:
         if (run / name).exists():
             shutil.copyfile(run / name, docs / name)
@@ -60,7 +71,9 @@ def main(argv=None) -> int:
             if (model_dir / name).is_file():
                 (docs / EVAL_DIR / model_dir.name).mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(model_dir / name, docs / EVAL_DIR / model_dir.name / name)
-    info = {"agent": a.name, "weights": str(dest.relative_to(ROOT)), "source": str(ck),
+    where = dest.resolve()
+    info = {"agent": a.name, "weights": str(where.relative_to(ROOT) if where.is_relative_to(ROOT) else where),
+            "source": str(ck),
             "timesteps": trainer.get("num_timesteps"), "backend": trainer.get("backend"),
             "network": "action-value (Q)" if is_q(weights) else "policy",
             "sha256": hashlib.sha256(dest.read_bytes()).hexdigest()}

@@ -4,7 +4,9 @@ one clear error."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,39 @@ def test_missing_weights_are_one_error_naming_the_spec(monkeypatch, tmp_path):
     monkeypatch.setitem(registry.SHIPPED, "champion", "weights/not_there.npz")
     with pytest.raises(ValueError, match="agent spec 'champion': its weights .* are not in this installation"):
         make_agent("champion", 0)
+
+
+def _ship_script():
+    spec = importlib.util.spec_from_file_location("ship_champion", ROOT / "scripts" / "ship_champion.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_ship_script_copies_the_checkpoint_and_replaces_the_old_record(tmp_path, capsys):
+    ship = _ship_script()
+    run = tmp_path / "run"
+    (run / "best").mkdir(parents=True)
+    shutil.copyfile(shipped_weights("champion"), run / "best" / "actor.npz")
+    (run / "best" / "trainer.json").write_text(json.dumps({"num_timesteps": 1234, "backend": "batched"}))
+    (run / "config.yaml").write_text("seed: 1\n")
+    (run / "experiment_eval" / "best").mkdir(parents=True)
+    (run / "experiment_eval" / "best" / "results.csv").write_text("a,b\n")
+    docs, dest = tmp_path / "docs", tmp_path / "w" / "champion.npz"
+    (docs / "experiment_eval" / "final").mkdir(parents=True)          # left by an earlier champion
+    (docs / "experiment_eval" / "final" / "results.csv").write_text("old\n")
+    (docs / "report.md").write_text("old report\n")
+    assert ship.main([str(run), "--docs", str(docs), "--weights", str(dest)]) == 0
+    info = json.loads((docs / "champion.json").read_text())
+    assert info["timesteps"] == 1234 and info["backend"] == "batched" and info["network"] == "policy"
+    assert info["sha256"] == hashlib.sha256(dest.read_bytes()).hexdigest()
+    assert (docs / "config.yaml").read_text() == "seed: 1\n"
+    assert (docs / "experiment_eval" / "best" / "results.csv").is_file()
+    assert not (docs / "report.md").exists() and not (docs / "experiment_eval" / "final").exists()
+    capsys.readouterr()
+    (run / "best" / "trainer.json").write_text("{not json")
+    assert ship.main([str(run), "--docs", str(docs), "--weights", str(dest)]) == 2
+    (run / "best" / "actor.npz").write_bytes(b"not an archive")
+    assert ship.main([str(run), "--docs", str(docs), "--weights", str(dest)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("ship_champion: error: ") for line in err)
