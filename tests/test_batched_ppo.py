@@ -55,7 +55,7 @@ class RecordingSampler(Sampler):
 
     def _end_game(self, i: int, truncated: bool) -> None:
         self.histories = getattr(self, "histories", {})
-        self.histories[(i, self.episode[i])] = list(self.games[i].history)
+        self.histories[(self.slot_offset + i, self.episode[i])] = list(self.games[i].history)
         super()._end_game(i, truncated)
 
 

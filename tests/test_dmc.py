@@ -13,7 +13,7 @@ import pytest
 import torch as th
 
 from agents.policy import QPolicy, check_actor, load_actor, load_policy_agent, make_policy, save_actor
-from experiments.training.batched_sampler import QActor, Sampler
+from experiments.training.batched_sampler import QActor, Sampler, merge_rollouts
 from experiments.training.cli import train_main
 from experiments.training.config import validate_batched
 from experiments.training.dmc import DMCLearner, EpisodeReturns, QNetwork, q_weights
@@ -216,21 +216,13 @@ def to_go(segments: np.ndarray, rounds: np.ndarray, per_round: bool) -> np.ndarr
     return out
 
 
-@pytest.mark.parametrize("horizon", ["game", "round"])
-def test_returns_are_each_seats_rewards_to_the_end_of_its_round_or_game(horizon):
-    """Against the AEC env: a decision's target is the sum of the rewards the env gives the seat
-    from that decision to the end of its round (or game), whatever rollout the decision and the
-    game's end fell in."""
-    w, _ = tiny_q(5)
-    s = RecordingSampler(rules="pagat", games=3, seed=11, opponents={"self": 0.5, "random": 0.5}, epsilon=0.3)
-    s.set_policies(w)
-    targets = EpisodeReturns(gamma=1.0, horizon=horizon)
-    ready, finished = _run_sampler(s, targets, rollouts=40, size=97)
+def check_targets(ready, finished, histories, horizon) -> int:
+    """Compare every complete game's targets with the AEC env's rewards; the number of seats checked."""
     complete = [g for g in finished if not g["truncated"]]
     assert len(complete) >= 2
     checked = 0
     for g in complete:
-        hist = s.histories[(g["slot"], g["episode"])]
+        hist = histories[(g["slot"], g["episode"])]
         seats = sorted({int(t[2]) for t in ready["trace"] if t[0] == g["slot"] and t[1] == g["episode"]})
         assert len(seats) == 2
         for seat in seats:
@@ -244,7 +236,41 @@ def test_returns_are_each_seats_rewards_to_the_end_of_its_round_or_game(horizon)
             # the recorded actions are the seat's, in order
             assert ready["act"][rows].tolist() == [a for p, a in hist if p == seat]
             checked += 1
-    assert checked >= 4
+    return checked
+
+
+@pytest.mark.parametrize("horizon", ["game", "round"])
+def test_returns_are_each_seats_rewards_to_the_end_of_its_round_or_game(horizon):
+    """Against the AEC env: a decision's target is the sum of the rewards the env gives the seat
+    from that decision to the end of its round (or game), whatever rollout the decision and the
+    game's end fell in."""
+    w, _ = tiny_q(5)
+    s = RecordingSampler(rules="pagat", games=3, seed=11, opponents={"self": 0.5, "random": 0.5}, epsilon=0.3)
+    s.set_policies(w)
+    targets = EpisodeReturns(gamma=1.0, horizon=horizon)
+    ready, finished = _run_sampler(s, targets, rollouts=40, size=97)
+    assert check_targets(ready, finished, s.histories, horizon) >= 4
+
+
+def test_rollouts_of_several_samplers_merged_keep_their_games_apart():
+    """Two samplers of one group (as SamplerGroup runs them in two processes) number their game
+    slots from their own offset; merged, every game's targets are still its own."""
+    w, _ = tiny_q(6)
+    parts = [RecordingSampler(rules="pagat", games=2, seed=seed, opponents={"self": 0.5, "random": 0.5},
+                              epsilon=0.3, slot_offset=offset) for seed, offset in ((21, 0), (22, 2))]
+    for s in parts:
+        s.set_policies(w)
+    targets = EpisodeReturns(gamma=1.0, horizon="round")
+    ready, finished = [], []
+    for _ in range(40):
+        outs = [s.rollout(53) for s in parts]
+        ready.append(targets.add(merge_rollouts(outs)))
+        finished.extend(g for o in outs for g in o["games"])
+    ready = {k: np.concatenate([r[k] for r in ready]) for k in ("obs", "act", "ret", "trace")}
+    assert {g["slot"] for g in finished} == {0, 1, 2, 3}
+    assert set(ready["trace"][:, 0].tolist()) <= {0, 1, 2, 3}
+    histories = {**parts[0].histories, **parts[1].histories}
+    assert check_targets(ready, finished, histories, "round") >= 4
 
 
 def test_discounted_returns_and_cut_games_are_dropped():
