@@ -9,9 +9,9 @@
 #          against snapshots, strategic, greedy and random; best checkpoint at 32.5M (by 40
 #          duplicate deals against strategic, match seed 1000003).
 # Stage 2  from that checkpoint, 15M more decisions on a training variant of the rules in which
-#          going out is worth 1000 points (configs/rules/pagat_go_out_1000.yaml); run as two
+#          going out is worth 1000 points (configs/train/rules/pagat_go_out_1000.yaml); run as two
 #          sessions (to 40M, then to 47.5M), as recorded.
-# Stage 3  7.5M more with going out worth 400 (configs/rules/pagat_go_out_400.yaml), to 55M.
+# Stage 3  7.5M more with going out worth 400 (configs/train/rules/pagat_go_out_400.yaml), to 55M.
 # Then     validation (300 deals, seed 1000003) and test (300 deals, seed 2000003) under pagat,
 #          and scripts/ship_champion.py.
 set -euo pipefail
@@ -29,10 +29,10 @@ fi
 
 mkdir -p "$RUN"
 cp -r "$BASE/run.json" "$BASE/config.yaml" "$BASE/metrics.jsonl" "$BASE/best" "$RUN/"
-"$H" train --resume "$RUN/best" --set rules=configs/rules/pagat_go_out_1000.yaml \
+"$H" train --resume "$RUN/best" --set rules=configs/train/rules/pagat_go_out_1000.yaml \
     --set total_timesteps=40000000 --set keep_checkpoints=20
 "$H" train --resume "$RUN/final" --set total_timesteps=47500000
-"$H" train --resume "$RUN/final" --set rules=configs/rules/pagat_go_out_400.yaml \
+"$H" train --resume "$RUN/final" --set rules=configs/train/rules/pagat_go_out_400.yaml \
     --set total_timesteps=55000000
 
 for ck in "$RUN"/checkpoints/step_* "$RUN/final"; do
