@@ -335,6 +335,5 @@ def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
 
 
 __all__ = ["NumpyPolicy", "QPolicy", "NON_FINITE_Q", "make_policy", "is_q", "Q_KIND", "PolicyAgent",
-           "load_policy_agent",
-           "load_weights", "save_actor", "load_actor", "actor_arrays",
-           "actor_from_arrays", "check_actor", "resolve_policy_path"]
+           "load_policy_agent", "load_weights", "save_actor", "load_actor", "actor_arrays", "actor_from_arrays",
+           "check_actor", "resolve_policy_path"]

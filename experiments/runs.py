@@ -203,9 +203,10 @@ def open_run(cfg: Any, resume: Optional[Union[str, Path]]) -> Tuple[Path, Option
     folder that holds its checkpoint (:func:`checkpoint_run`), with the backend that wrote it.
     """
     ck = resolve_resume(resume) if resume else None
-    if ck is not None and checkpoint_backend(ck) != cfg.backend:
-        raise ConfigError(f"resume: {str(ck)!r} is a checkpoint of backend: {checkpoint_backend(ck)}, the config "
-                          f"says backend: {cfg.backend}; a run continues with the backend it started with")
+    wrote = checkpoint_backend(ck) if ck is not None else cfg.backend
+    if wrote != cfg.backend:
+        raise ConfigError(f"resume: {str(ck)!r} is a checkpoint of backend: {wrote}, the config says backend: "
+                          f"{cfg.backend}; a run continues with the backend it started with")
     run = checkpoint_run(ck) if ck is not None else make_run_folder(cfg)
     write_text(run / "config.yaml", yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
     return run, ck
