@@ -292,7 +292,8 @@ def check_agents(cfg: TrainConfig) -> None:
 
 def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str]] = None) -> TrainConfig:
     data = read_yaml(path) if path else {}
-    return config_from_dict(TrainConfig, apply_overrides(data, overrides or []))
+    source = f"{path}{' with --set' if overrides else ''}" if path else None
+    return config_from_dict(TrainConfig, apply_overrides(data, overrides or []), source)
 
 
 def env_kwargs(cfg: TrainConfig) -> Dict[str, Any]:
