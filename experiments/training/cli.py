@@ -69,7 +69,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         for spec, s in fe["per_opponent"].items():
             ci = s["win_rate_ci"]
             cis = f" {fmt_ci_pct(ci)}" if ci else ""
-            print(f"  vs {spec:<12} win rate {s['win_rate']:.1%}{cis}  ADP {s['adp']:+.0f}")
+            print(f"  vs {spec:<12} win rate {s['win_rate']:.1%}{cis}  ADP {s['adp']:+,.0f}")
         if fe.get("elo") is not None:
             print(f"  Elo (random = {ELO_ANCHOR:.0f}): {fe['elo']:.0f}")
     return 0
