@@ -210,6 +210,8 @@ class WebApp:
 
     # ------------------------------------------------------------------ API
     async def options(self, request: Request) -> Response:
+        if (limited := self._limited(request)) is not None:
+            return limited
         return JSONResponse({"rules": {name: load_rules(name).players for name in PRESETS},
                              "seats": [HUMAN] + list(self.tables.allowed)}, headers=HEADERS)
 
@@ -262,6 +264,8 @@ class WebApp:
             return _error(str(e), e.status)
 
     async def record(self, request: Request) -> Response:
+        if (limited := self._limited(request)) is not None:
+            return limited
         try:
             room = self._room(request.path_params["tid"])
         except TableError as e:
