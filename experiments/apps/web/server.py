@@ -50,7 +50,8 @@ from experiments.apps.web.store import Store
 from handfoot_env.config import PRESETS, load_rules
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-STATIC = {"table.js": "text/javascript", "table.css": "text/css", "index.js": "text/javascript"}
+STATIC = {"table.js": "text/javascript", "table.css": "text/css", "index.js": "text/javascript",
+          "viewer.css": "text/css"}
 HEADERS = {"Content-Security-Policy": "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:",
            "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff",
            "Cache-Control": "no-store"}
@@ -95,6 +96,8 @@ def _error(message: str, status: int) -> JSONResponse:
 
 
 def _asset(name: str) -> str:
+    if name == "viewer.css":                    # the replay viewer's cards, melds and piles
+        return resources.files("experiments.apps").joinpath(name).read_text(encoding="utf-8")
     return resources.files("experiments.apps.web").joinpath("static", name).read_text(encoding="utf-8")
 
 
