@@ -33,7 +33,8 @@ FLOORS = {
 }
 # modules that need an optional package at import time (imported only when their feature is used)
 OPTIONAL = {"experiments.ray_cluster": None, "experiments.training.rllib": "ray",
-            "experiments.training.rllib_env": "ray", "experiments.training.rllib_module": "ray"}
+            "experiments.training.rllib_env": "ray", "experiments.training.rllib_module": "ray",
+            "experiments.apps.web.server": "starlette"}
 
 
 def _modules():

@@ -13,7 +13,7 @@ the wild meld); actions are the names of docs/actions.md.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from handfoot_env.actions import ACTION_NAMES
 from handfoot_env.cards import CODES, SLOT_CODES, WILD_SLOT, codes_of

@@ -339,7 +339,10 @@ class WebApp:
     async def _push(self, ws: WebSocket, room: Room, seat: Optional[int]) -> None:
         changed = asyncio.Event()
         changed.set()
-        listener = (lambda r: changed.set())
+
+        def listener(_room: Room) -> None:
+            changed.set()
+
         room.listeners.append(listener)
         reader = asyncio.ensure_future(self._drain(ws))
         try:
