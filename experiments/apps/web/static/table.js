@@ -76,12 +76,23 @@
     Object.keys(selected).forEach(function (i) { var c = S.hand[+i]; counts[c] = (counts[c] || 0) + 1; n++; });
     return { counts: counts, n: n };
   }
-  function meldName() {
+  function meldNames() {
+    // the legal melds made of exactly the chosen cards; wilds alone may go onto any meld or start the wild meld
     var sel = selection(), ranks = [], twos = sel.counts["2"] || 0, jokers = sel.counts.JK || 0;
     Object.keys(sel.counts).forEach(function (c) { if (c !== "2" && c !== "JK") ranks.push(c); });
-    if (!sel.n || ranks.length > 1) return null;
-    if (!ranks.length) return "meld:W:0:" + twos + ":" + jokers;
-    return "meld:" + ranks[0] + ":" + sel.counts[ranks[0]] + ":" + twos + ":" + jokers;
+    if (!sel.n || ranks.length > 1) return [];
+    var n = ranks.length ? sel.counts[ranks[0]] : 0;
+    return S.legal.filter(function (name) {
+      var p = name.split(":");
+      return p[0] === "meld" && (!ranks.length || p[1] === ranks[0]) && +p[2] === n && +p[3] === twos && +p[4] === jokers;
+    });
+  }
+  function meldLabel(name) {
+    var p = name.split(":"), what = [];
+    if (+p[2]) what.push(p[2] + " \u00D7 " + p[1]);
+    if (+p[3]) what.push(p[3] + " \u00D7 2");
+    if (+p[4]) what.push(p[4] + " \u00D7 JK");
+    return "Meld " + what.join(" + ") + (p[1] === "W" ? " (wild meld)" : +p[2] ? "" : " onto the " + p[1] + "s");
   }
   function discardName() {
     var sel = selection();
@@ -197,14 +208,15 @@
       b.disabled = !ok;
       b.classList.toggle("hidden", !ok);
     });
-    var m = meldName(), d = discardName();
-    var mb = $("act-meld"), db = $("act-discard");
-    mb.disabled = !(m && legal.indexOf(m) >= 0);
-    mb.dataset.action = mb.disabled ? "" : m;
-    mb.textContent = mb.disabled ? "Meld selected" : "Meld " + m.split(":").slice(1).join(" ").replace(/^W 0/, "wild");
+    var melds = meldNames(), d = discardName();
+    var db = $("act-discard");
+    $("melds").innerHTML = melds.length ? melds.map(function (m, i) {
+      return '<button class="meld-choice"' + (i ? "" : ' id="act-meld"') + ' data-action="' + esc(m) + '">' +
+        esc(meldLabel(m)) + "</button>";
+    }).join("") : (legal.some(function (n) { return n.indexOf("meld:") === 0; }) ?
+      '<button id="act-meld" disabled>Meld the chosen cards</button>' : "");
     db.disabled = !(d && legal.indexOf(d) >= 0);
     db.textContent = db.disabled ? "Discard selected" : "Discard " + d.slice(8);
-    mb.classList.toggle("hidden", !legal.some(function (n) { return n.indexOf("meld:") === 0; }));
     db.classList.toggle("hidden", !legal.some(function (n) { return n.indexOf("discard:") === 0; }));
     $("act-clear").classList.toggle("hidden", !Object.keys(selected).length);
     $("nlegal").textContent = legal.length;
