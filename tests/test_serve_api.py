@@ -92,6 +92,7 @@ def test_refused_actions_change_nothing(client, server):
         (client.act(table, tokens[0], "fly"), 400, "unknown action"),
         (client.act(table, tokens[0], "draw", seq=before["seq"] + 5), 409, "stale action"),
         (client.call("POST", path, raw=b"{not json", token=tokens[0]), 400, "not valid JSON"),
+        (client.call("POST", path, raw=b"[" * 3000 + b"]" * 3000, token=tokens[0]), 400, "nested too deeply"),
         (client.call("POST", path, {"action": "draw", "as": 2}, token=tokens[0]), 400, "must be"),
         (client.call("POST", path, raw=b'{"action": "draw"}', token=tokens[0],
                      headers={"Content-Type": "text/plain"}), 415, "must be JSON"),
@@ -190,3 +191,23 @@ def test_binding_elsewhere_warns(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "warning: listening on 0.0.0.0" in proc.stderr
+
+
+def test_a_failed_write_changes_nothing_and_a_tampered_file_is_refused(tmp_path, capsys):
+    from experiments.apps.web.rooms import TableError, Tables
+    from experiments.apps.web.store import Store
+    db = tmp_path / "t.sqlite"
+    tables = Tables(Store(db))
+    room, tokens = tables.create({"rules": "pagat", "seats": ["human", "greedy", "human", "greedy"], "seed": 7,
+                                  "pace_ms": 0})
+    room.act(0, "draw")
+    before = room.message(0)
+    tables.store.db.close()                            # the disk went away
+    with pytest.raises(TableError, match="could not save") as e:
+        room.act(0, before["legal"][-1])
+    assert e.value.status == 503 and room.message(0) == before and room.seq == 1
+    import sqlite3
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE actions SET action = 'pickup' WHERE seq = 0")
+    assert cli_main(["serve", "--db", str(db), "--port", "0"]) == 2
+    assert "stored action 1 ('pickup' by player_0) does not replay" in capsys.readouterr().err

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import sqlite3
+import sys
 import time
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -146,7 +148,10 @@ class Room:
     def apply(self, a: int) -> None:
         """Write legal action ``a`` of the player to act, then apply it and tell the listeners."""
         g = self.game
-        self.store.add_action(self.id, self.seq, g.current, ACTION_NAMES[a])
+        try:
+            self.store.add_action(self.id, self.seq, g.current, ACTION_NAMES[a])
+        except sqlite3.Error as e:                  # nothing was applied: the table stays as it was
+            raise TableError(f"the server could not save the action ({e}); try again", 503) from None
         g.apply_legal(a)
         if g.game_over:
             self.store.mark_finished(self.id)       # a convenience for readers of the file; the log decides
@@ -157,8 +162,13 @@ class Room:
     def agent_step(self) -> None:
         """The agent to act plays one action."""
         p = self.game.current
-        a = agent_action(self.agents[p], self.game, p)
-        if self.game.reason_illegal(a) is not None:        # a broken agent must not stall the table
+        try:
+            a = agent_action(self.agents[p], self.game, p)
+        except Exception as e:  # noqa: BLE001 - a broken agent must not stall the table
+            print(f"handfoot serve: table {self.id}: agent {self.labels[p]!r} failed ({type(e).__name__}: {e}); "
+                  "it plays the first legal action", file=sys.stderr)
+            a = -1
+        if self.game.reason_illegal(a) is not None:
             a = self.game.legal_actions()[0]
         self.apply(a)
 

@@ -208,8 +208,8 @@ class WebApp:
                 raise TableError(f"the request body is larger than {self.limits.max_body} bytes", 413)
         try:
             return json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise TableError("the request body is not valid JSON", 400) from None
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise TableError("the request body is not valid JSON (or nested too deeply)", 400) from None
 
     # ------------------------------------------------------------------ API
     async def options(self, request: Request) -> Response:
@@ -305,6 +305,9 @@ class WebApp:
             await ws.close(code=1008, reason="origin not allowed")
             return
         room = self.tables.rooms.get(ws.path_params["tid"])
+        if not self.limiter.allow((self._client(ws), "websocket")):
+            await ws.close(code=1008, reason="too many connections; slow down")
+            return
         if room is None or self.sockets >= self.limits.max_sockets:
             await ws.close(code=1008, reason="no such table" if room is None else "too many connections")
             return
@@ -330,7 +333,7 @@ class WebApp:
             if token and seat is None:
                 raise TableError("this token is not a seat of this table", 401)
             return seat
-        except (asyncio.TimeoutError, ValueError, KeyError) as e:
+        except (asyncio.TimeoutError, ValueError, KeyError, RecursionError) as e:
             message = str(e) if isinstance(e, TableError) else 'the first message must be {"token": TOKEN or null}'
             await ws.send_json({"type": "error", "error": message})
             await ws.close(code=1008)
