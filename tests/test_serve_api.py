@@ -193,6 +193,18 @@ def test_binding_elsewhere_warns(tmp_path):
     assert "warning: listening on 0.0.0.0" in proc.stderr
 
 
+def test_finished_games_are_written_to_the_records_folder(tmp_path):
+    from experiments.apps.web.rooms import Tables
+    from experiments.apps.web.store import Store
+    from handfoot_env.record import load_record, replay_record
+    tables = Tables(Store(tmp_path / "t.sqlite"), records=tmp_path / "records")
+    room, _ = tables.create({"rules": "individual", "seats": ["random", "greedy", "random"], "seed": 2,
+                             "pace_ms": 0})
+    room.run_agents()
+    rec = load_record(tmp_path / "records" / f"{room.id}.json")
+    assert room.over and replay_record(rec).scores == room.game.scores and rec["meta"]["table"] == room.id
+
+
 def test_a_failed_write_changes_nothing_and_a_tampered_file_is_refused(tmp_path, capsys):
     from experiments.apps.web.rooms import TableError, Tables
     from experiments.apps.web.store import Store

@@ -18,6 +18,7 @@ import secrets
 import sqlite3
 import sys
 import time
+from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agents.base import agent_action
@@ -27,7 +28,7 @@ from experiments.apps.web.store import Store, TableRow
 from handfoot_env.actions import ACTION_INDEX, ACTION_NAMES
 from handfoot_env.config import PRESETS
 from handfoot_env.engine import Game
-from handfoot_env.record import make_record
+from handfoot_env.record import dumps_record, make_record
 from handfoot_env.view import seat_view
 
 HUMAN = "human"
@@ -57,8 +58,9 @@ def digest(token: str) -> str:
 class Room:
     """One table: its game, its agents, the digests of its seat tokens and who listens to it."""
 
-    def __init__(self, row: TableRow, store: Store):
+    def __init__(self, row: TableRow, store: Store, records: Optional[Path] = None):
         self.row = row
+        self.records = records
         self.id = row.id
         self.store = store
         self.game = Game(row.rules)
@@ -115,6 +117,15 @@ class Room:
                            meta={"command": "serve", "table": self.id, "human_seats": self.human_seats(),
                                  "finished": self.over})
 
+    def save_record(self) -> Path:
+        """Write the finished game's record to ``RECORDS/ID.json`` (``handfoot serve --records``)."""
+        path = self.records / f"{self.id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(dumps_record(self.record()))
+        tmp.replace(path)
+        return path
+
     # ------------------------------------------------------------------ changes
     def restore(self, actions: Iterable[Tuple[int, str]]) -> None:
         """Apply the stored action log (a log that does not replay is an error naming the action)."""
@@ -155,6 +166,8 @@ class Room:
         g.apply_legal(a)
         if g.game_over:
             self.store.mark_finished(self.id)       # a convenience for readers of the file; the log decides
+            if self.records is not None:
+                self.save_record()
         self._cache.clear()
         for listener in list(self.listeners):
             listener(self)
@@ -184,14 +197,18 @@ class Room:
 class Tables:
     """Every table of a server, loaded from and written to one :class:`Store`."""
 
-    def __init__(self, store: Store, agents: Sequence[str] = DEFAULT_AGENTS, max_tables: int = 100):
+    def __init__(self, store: Store, agents: Sequence[str] = DEFAULT_AGENTS, max_tables: int = 100,
+                 records: Optional[Path] = None):
         self.store = store
+        self.records = Path(records) if records is not None else None
         self.allowed = tuple(dict.fromkeys(list(DEFAULT_AGENTS) + list(agents)))
         self.max_tables = int(max_tables)
         self.rooms: Dict[str, Room] = {}
         for row in store.tables():
-            room = Room(row, store)
+            room = Room(row, store, self.records)
             room.restore(store.actions(row.id))
+            if room.over and self.records is not None and not (self.records / f"{room.id}.json").exists():
+                room.save_record()                      # killed between the last action and the file
             self.rooms[row.id] = room
 
     def get(self, table_id: str) -> Room:
@@ -212,7 +229,7 @@ class Tables:
         row = TableRow(id=secrets.token_urlsafe(9), created=time.time(), rules=rules, seats=seats, seed=seed,
                        pace_ms=pace, token_digests=[digest(tokens[p]) if p in tokens else None
                                                     for p in range(len(seats))], finished=False)
-        room = Room(row, self.store)                     # agents are made before anything is stored
+        room = Room(row, self.store, self.records)       # agents are made before anything is stored
         self.store.add_table(row)
         self.rooms[row.id] = room
         return room, tokens

@@ -13,6 +13,8 @@ import importlib.util
 import sys
 from typing import Optional, Sequence
 
+from pathlib import Path
+
 from experiments.config import CommandParser, command
 
 MISSING = ("the browser table needs the 'web' extra (starlette, uvicorn, websockets): "
@@ -35,6 +37,8 @@ def serve_parser():
     ap.add_argument("--max-tables", type=int, default=100, help="tables in play at once (default 100)")
     ap.add_argument("--rate", type=float, default=20.0,
                     help="requests per second per client and seat, 0 for no limit (default 20)")
+    ap.add_argument("--records", default=None, metavar="DIR",
+                    help="also write every finished game's record to DIR/TABLE.json (the replay format)")
     ap.add_argument("--durable", action="store_true",
                     help="sync every action to disk (survives a power cut, not only a killed server)")
     return ap
@@ -59,10 +63,14 @@ def serve_main(argv: Optional[Sequence[str]] = None) -> int:
 
     for spec in args.agent:
         make_agent(spec, 0)                       # a bad spec or file: one line now, not at the first table
+    if args.records:
+        if Path(args.records).exists() and not Path(args.records).is_dir():
+            raise ValueError(f"--records {args.records}: not a folder")
+        Path(args.records).mkdir(parents=True, exist_ok=True)
     local = args.host in LOCAL_HOSTS
     db = args.db or default_db_path()
     web = make_app(db, agents=args.agent, limits=Limits(max_tables=args.max_tables, rate=args.rate),
-                   local_only=local, durable=args.durable)
+                   local_only=local, durable=args.durable, records=args.records)
     if not local:
         print(f"handfoot serve: warning: listening on {args.host}, not only this machine; the server speaks "
               "plain HTTP, so anyone on the network who sees the traffic sees the seat links", file=sys.stderr)

@@ -371,10 +371,12 @@ class WebApp:
                 return
 
 
-def make_app(db, agents=(), limits: Limits = Limits(), local_only: bool = True, durable: bool = False) -> WebApp:
-    """The application over the SQLite file ``db`` (created if missing; its tables are restored)."""
+def make_app(db, agents=(), limits: Limits = Limits(), local_only: bool = True, durable: bool = False,
+             records=None) -> WebApp:
+    """The application over the SQLite file ``db`` (created if missing; its tables are restored);
+    ``records``: a folder that receives every finished game's record as ``ID.json``."""
     store = Store(db, durable=durable)
-    return WebApp(Tables(store, agents=agents, max_tables=limits.max_tables), limits, local_only)
+    return WebApp(Tables(store, agents=agents, max_tables=limits.max_tables, records=records), limits, local_only)
 
 
 __all__ = ["WebApp", "Limits", "make_app", "same_origin", "LOCAL_HOSTS"]
