@@ -15,11 +15,11 @@ import torch as th
 from agents.policy import load_policy_agent
 from experiments.config import ConfigError, config_from_dict
 from experiments.training.config import TrainConfig
-from experiments.training.run import train
+from experiments.training.trainer import train
 from experiments.training.trainer import load_snapshots
 from experiments.training.cli import train_main
 from experiments.training.batched_ppo import ActorCritic, actor_weights, gae
-from experiments.training.batched_sampler import Sampler, sample_masked
+from experiments.training.sampler import Sampler, sample_masked
 from handfoot_env import handfoot_v0
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view

@@ -1,5 +1,5 @@
 """``handfoot bench`` runs and prints every row; the hot-path optimisations keep behaviour;
-the batched runner (``experiments.training.batched.BatchedVecEnv``) works as an SB3 VecEnv.
+the batched runner (``experiments.bench.sb3_vecenv.BatchedVecEnv``) works as an SB3 VecEnv.
 
 No timed assertions: speed is measured by ``handfoot bench``, not tested.
 """
@@ -300,7 +300,7 @@ def _drive(venv, steps, seed=0):
 def test_batched_vecenv_shapes_masks_and_sb3_api():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecEnv
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=3, rules="pagat", seed=4)
     assert isinstance(venv, VecEnv)
     n_obs = observation_size(4, 2)
@@ -324,7 +324,7 @@ def test_batched_vecenv_shapes_masks_and_sb3_api():
 
 
 def test_batched_vecenv_episodes_finish_with_score_rewards():
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=1)
     rng = np.random.default_rng(0)
     venv.reset()
@@ -349,7 +349,7 @@ def test_batched_vecenv_episodes_finish_with_score_rewards():
 
 
 def test_batched_vecenv_is_deterministic_with_a_seed():
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     a, ea = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
     b, eb = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
     assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
@@ -359,7 +359,7 @@ def test_batched_vecenv_is_deterministic_with_a_seed():
 
 
 def test_batched_vecenv_opponent_callable_illegal_actions_and_game_win():
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     seen = []
 
     def first_legal(game, seat, legal, rng):
@@ -392,7 +392,7 @@ def test_batched_vecenv_opponent_callable_illegal_actions_and_game_win():
 
 def test_batched_vecenv_trains_with_maskable_ppo():
     from sb3_contrib import MaskablePPO
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=0)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, seed=0,
                         policy_kwargs={"net_arch": [16]}, device="cpu")

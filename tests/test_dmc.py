@@ -13,11 +13,11 @@ import pytest
 import torch as th
 
 from agents.policy import QPolicy, check_actor, load_actor, load_policy_agent, make_policy, save_actor
-from experiments.training.batched_sampler import QActor, Sampler, merge_rollouts
+from experiments.training.sampler import QActor, Sampler, merge_rollouts
 from experiments.training.cli import train_main
 from experiments.training.config import validate_batched
 from experiments.training.dmc import DMCLearner, EpisodeReturns, QNetwork, q_weights
-from experiments.training.run import train
+from experiments.training.trainer import train
 from handfoot_env import handfoot_v0
 from handfoot_env.actions import (
     ACTION_FEATURE_NAMES,

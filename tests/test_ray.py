@@ -147,7 +147,7 @@ def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path, monkeypatc
     from experiments.ray_cluster import ray_task_runner
     from experiments.training.config import TrainConfig
     from experiments.config import config_from_dict
-    from experiments.training.run import train
+    from experiments.training.trainer import train
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level="ERROR")

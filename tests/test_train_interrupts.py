@@ -21,7 +21,7 @@ from experiments.config import ConfigError
 from experiments.runs import replace_dir, truncate_metrics
 from experiments.training import trainer as trainer_mod
 from experiments.training.cli import train_main
-from experiments.training.run import train
+from experiments.training.trainer import train
 from tests.test_train import tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +189,7 @@ import sys, time
 import experiments.processes as P
 if sys.argv[1] == "poll":
     P._pdeathsig = lambda sig: False        # the portable fallback: a thread polling os.getppid()
-from experiments.training.selfplay import make_vec_env
+from experiments.training.sb3_env import make_vec_env
 venv = make_vec_env({"opponents": {"random": 1.0}}, 2, 0, subprocess=True)
 venv.reset()
 print(" ".join(str(p.pid) for p in venv.venv.processes), flush=True)

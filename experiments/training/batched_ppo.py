@@ -7,7 +7,7 @@ algorithm, readable top to bottom:
 1. **Network** (:class:`ActorCritic`): the SB3 backend's shape (``network.pi``/``network.vf``
    MLPs, fixed input scale :func:`handfoot_env.observation.observation_scale`, 705 logits), so the
    actor exports to the same ``actor.npz`` (:func:`actor_weights`) that ``policy:PATH`` plays.
-2. **Rollout** (:class:`experiments.training.batched_sampler.Sampler`): ``games`` games on the
+2. **Rollout** (:class:`experiments.training.sampler.Sampler`): ``games`` games on the
    engine's fast path.  In each game
    both seats of one team, drawn per game, are the **learning team**: each of the two seats is
    one trajectory (parameter sharing), and each of its decisions is a training sample.  The
@@ -49,13 +49,14 @@ on-policy: ``samplers`` processes (0: the learner process itself) play, then the
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch as th
 from torch import nn
 
-from experiments.training.batched_sampler import SamplerGroup
+from experiments.training.networks import load_learner_file, mlp, save_learner_file, to_array
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.config import load_rules
 from handfoot_env.observation import (
@@ -66,18 +67,9 @@ from handfoot_env.observation import (
 
 MASKED = -1e8            # logit of an illegal action (as sb3-contrib's MaskableCategorical)
 MAX_WEIGHT = 2.0         # truncation of the behaviour-policy importance weight (pipelined rollouts)
-ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 
 # =========================================================================== 1. network
-def mlp(n_in: int, hidden: Sequence[int], activation: str) -> Tuple[nn.Sequential, int]:
-    layers: List[nn.Module] = []
-    for h in hidden:
-        layers += [nn.Linear(n_in, int(h)), ACTIVATIONS[activation]()]
-        n_in = int(h)
-    return nn.Sequential(*layers), n_in
-
-
 class ActorCritic(nn.Module):
     """Actor (seat observation -> 705 logits) and critic (observation, plus the state with a
     centralised critic -> value), each an MLP on fixed-scaled inputs."""
@@ -114,11 +106,6 @@ class ActorCritic(nn.Module):
         return self.value_head(self.critic(critic_obs * self.critic_scale)).squeeze(-1)
 
 
-def to_array(t: th.Tensor) -> np.ndarray:
-    """A float32 NumPy copy of a tensor (exported weights)."""
-    return t.detach().cpu().numpy().astype(np.float32).copy()
-
-
 def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     """The actor as NumPy arrays, in the format of :func:`agents.sb3_model.extract_weights`
     (what :class:`NumpyPolicy`, ``agents.policy.save_actor`` and ``policy:PATH`` use)."""
@@ -153,38 +140,43 @@ def gae(values: np.ndarray, rewards: np.ndarray, done: np.ndarray, nxt: np.ndarr
 
 # =========================================================================== 5. PPO
 class BatchedPPO:
-    """The learner: network, Adam, samplers, rollouts and clipped PPO updates for one TrainConfig.
+    """The ``batched`` learner (a :class:`experiments.training.learner.RolloutLearner`): network,
+    Adam and clipped PPO updates on the rollouts the trainer's samplers play."""
 
-    ``settings`` is the validated ``batched:`` section (games, samplers, pipeline).
-    """
-
-    def __init__(self, cfg: Any, settings: Dict[str, Any], seed: int, sampler_seed: int):
+    def __init__(self, cfg: Any):
         self.cfg = cfg
-        self.settings = settings
-        p = cfg.ppo
+        self.rollout_size = int(cfg.ppo.n_steps) * int(cfg.n_envs)
+        self.pipeline = bool(cfg.batched.pipeline)
+        self.n_updates = 0
+
+    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
+        cfg, p, net = self.cfg, self.cfg.ppo, self.cfg.network
         r = load_rules(cfg.rules)
-        th.manual_seed(int(seed))
-        net = cfg.network
+        th.manual_seed(int(trainer.seed))
         self.model = ActorCritic(r.players, r.teams, net.pi, net.vf, net.activation, net.ortho_init,
                                  net.centralised_critic)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
-        self.rng = np.random.Generator(np.random.PCG64(int(seed)))       # minibatch order
-        self.rollout_size = int(p.n_steps) * int(cfg.n_envs)
-        self.pipeline = bool(settings["pipeline"])
-        self.samplers = SamplerGroup(
-            int(settings["samplers"]), int(settings["games"]), sampler_seed, rules=cfg.rules,
-            opponents=dict(cfg.opponents), reward=cfg.reward, reward_scale=cfg.reward_scale,
-            max_actions=cfg.max_actions, shaping_books=cfg.shaping.books, shaping_points=cfg.shaping.points,
-            centralised_critic=net.centralised_critic, snapshot_sampling=cfg.snapshots.sampling)
-        self.n_updates = 0
+        self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
+        if checkpoint is not None:
+            self.n_updates = load_learner_file(trainer.resume, self.model, self.optimizer)
+
+    def sampler_options(self) -> Dict[str, Any]:
+        return dict(shaping_books=self.cfg.shaping.books, shaping_points=self.cfg.shaping.points,
+                    centralised_critic=self.cfg.network.centralised_critic)
 
     def actor(self) -> Dict[str, Any]:
         return actor_weights(self.model)
 
-    # ------------------------------------------------------------------ rollouts
-    def rollout(self, snapshots: Optional[List[Dict[str, Any]]], remaining: Optional[int] = None) -> Dict[str, Any]:
-        """The next rollout to learn from (:meth:`SamplerGroup.next_rollout`, with the current weights)."""
-        return self.samplers.next_rollout(self.rollout_size, self.actor(), snapshots, self.pipeline, remaining)
+    def describe(self, info: Dict[str, Any]) -> str:
+        info["seeds"]["torch/minibatches"] = info["seeds"].pop("python/numpy/torch")
+        return "batched PPO"
+
+    def save(self, folder: Path) -> Dict[str, Any]:
+        save_learner_file(folder, self.model, self.optimizer, self.n_updates)
+        return {}
+
+    def close(self) -> None:
+        pass
 
     # ------------------------------------------------------------------ update
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
@@ -276,41 +268,5 @@ class BatchedPPO:
                 "loss": mean(stats["loss"]), "explained_variance": ev, "n_updates": float(self.n_updates),
                 "clip_range": clip, "learning_rate": float(p.learning_rate), "samples": float(len(rows))}
 
-    # ------------------------------------------------------------------ state (checkpoints, no pickle)
-    def state_arrays(self) -> Dict[str, np.ndarray]:
-        return learner_state(self.model, self.optimizer, self.n_updates)
 
-    def load_state_arrays(self, arrays: Dict[str, np.ndarray]) -> None:
-        self.n_updates = load_learner_state(self.model, self.optimizer, arrays)
-
-    def close(self) -> None:
-        self.samplers.close()
-
-
-def learner_state(model: nn.Module, optimizer: th.optim.Optimizer, n_updates: int) -> Dict[str, np.ndarray]:
-    """Model parameters and Adam state as plain arrays (``np.savez``; load with allow_pickle=False)."""
-    out = {f"model/{k}": v.detach().cpu().numpy() for k, v in model.state_dict().items()}
-    for i, st in optimizer.state_dict()["state"].items():
-        for k, v in st.items():
-            out[f"adam/{i}/{k}"] = v.detach().cpu().numpy() if th.is_tensor(v) else np.asarray(v)
-    out["n_updates"] = np.asarray(n_updates, np.int64)
-    return out
-
-
-def load_learner_state(model: nn.Module, optimizer: th.optim.Optimizer, arrays: Dict[str, np.ndarray]) -> int:
-    """Load what :func:`learner_state` wrote into ``model`` and ``optimizer``; the number of updates."""
-    sd = {k[len("model/"):]: th.from_numpy(np.array(v)) for k, v in arrays.items() if k.startswith("model/")}
-    model.load_state_dict(sd)
-    opt = optimizer.state_dict()
-    state: Dict[int, Dict[str, Any]] = {}
-    for k, v in arrays.items():
-        if k.startswith("adam/"):
-            _, i, name = k.split("/")
-            state.setdefault(int(i), {})[name] = th.from_numpy(np.array(v))
-    opt["state"] = state
-    optimizer.load_state_dict(opt)
-    return int(arrays["n_updates"])
-
-
-__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae", "mlp", "to_array", "learner_state",
-           "load_learner_state"]
+__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae"]

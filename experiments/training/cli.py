@@ -15,7 +15,7 @@ from experiments.config import ConfigError, apply_overrides, config_from_dict, d
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
-from experiments.training.run import train
+from experiments.training.trainer import train
 from experiments.config import CommandParser
 from experiments.config import command
 
