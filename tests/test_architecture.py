@@ -91,7 +91,7 @@ def _floor(module: str) -> int:
 
 def test_the_graph_sees_the_project():
     assert len(MODULES) > 40
-    assert "experiments.training.trainer" in GRAPH["experiments.training.run"]
+    assert "experiments.training.learner" in GRAPH["experiments.training.trainer"]
     assert "handfoot_env.engine" in GRAPH["handfoot_env.episode"]
 
 

@@ -1,8 +1,9 @@
 """Batched self-play PPO: many games in one process, one forward pass per network per tick.
 
-``backend: batched`` in a training config (:mod:`experiments.training.batched_backend` runs it
-with the run folder, evaluation and checkpoints of the other backends).  This module is the
-algorithm, readable top to bottom:
+``backend: batched`` in a training config: :class:`BatchedPPO` is its learner (an
+:class:`experiments.training.learner.RolloutLearner`); the :class:`experiments.training.trainer.Trainer`
+plays the games, and gives the run folder, evaluation and checkpoints of every backend.  This
+module is the algorithm, readable top to bottom:
 
 1. **Network** (:class:`ActorCritic`): the SB3 backend's shape (``network.pi``/``network.vf``
    MLPs, fixed input scale :func:`handfoot_env.observation.observation_scale`, 705 logits), so the
@@ -44,19 +45,18 @@ policy) and each sample is weighted by proximal / behaviour probability (truncat
 :data:`MAX_WEIGHT`), so the trust region is the usual one and the lag is corrected.  Playing a
 rollout and updating on it cost about the same CPU, so overlapping them can halve the wall time
 per decision when the second core is free; torch threads do not help on these small matrices
-(measurements in :mod:`experiments.training.batched_backend`).  ``pipeline: false`` is strictly
+(measurements in docs/benchmarks.md).  ``pipeline: false`` is strictly
 on-policy: ``samplers`` processes (0: the learner process itself) play, then the learner updates.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch as th
 from torch import nn
 
-from experiments.training.networks import load_learner_file, mlp, save_learner_file, to_array
+from experiments.training.networks import TorchLearner, mlp, to_array
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.config import load_rules
 from handfoot_env.observation import (
@@ -139,9 +139,11 @@ def gae(values: np.ndarray, rewards: np.ndarray, done: np.ndarray, nxt: np.ndarr
 
 
 # =========================================================================== 5. PPO
-class BatchedPPO:
+class BatchedPPO(TorchLearner):
     """The ``batched`` learner (a :class:`experiments.training.learner.RolloutLearner`): network,
     Adam and clipped PPO updates on the rollouts the trainer's samplers play."""
+
+    title = "batched PPO"
 
     def __init__(self, cfg: Any):
         self.cfg = cfg
@@ -157,8 +159,7 @@ class BatchedPPO:
                                  net.centralised_critic)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
         self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
-        if checkpoint is not None:
-            self.n_updates = load_learner_file(trainer.resume, self.model, self.optimizer)
+        self.restore(trainer.resume if checkpoint is not None else None)
 
     def sampler_options(self) -> Dict[str, Any]:
         return dict(shaping_books=self.cfg.shaping.books, shaping_points=self.cfg.shaping.points,
@@ -167,16 +168,23 @@ class BatchedPPO:
     def actor(self) -> Dict[str, Any]:
         return actor_weights(self.model)
 
-    def describe(self, info: Dict[str, Any]) -> str:
-        info["seeds"]["torch/minibatches"] = info["seeds"].pop("python/numpy/torch")
-        return "batched PPO"
 
-    def save(self, folder: Path) -> Dict[str, Any]:
-        save_learner_file(folder, self.model, self.optimizer, self.n_updates)
-        return {}
+    # ------------------------------------------------------------------ update
+    def reference_policy(self, obs: th.Tensor, mask: th.Tensor, act: th.Tensor,
+                         behaviour_logp: th.Tensor) -> Tuple[th.Tensor, Optional[th.Tensor]]:
+        """The log-probabilities the ratio is taken against, and the samples' importance weights.
 
-    def close(self) -> None:
-        pass
+        Synchronous: the behaviour policy's, no weights.  Pipelined (decoupled PPO): the rollout was
+        played by the weights before the previous update, so the clip is taken around the current
+        (proximal) policy and the behaviour policy is corrected by an importance weight
+        prox / behaviour, truncated at :data:`MAX_WEIGHT`."""
+        if not self.pipeline:
+            return behaviour_logp, None
+        with th.no_grad():
+            prox_logp = th.cat([
+                th.log_softmax(self.model.forward_logits(o).masked_fill(~m, MASKED), 1).gather(1, a[:, None])[:, 0]
+                for o, m, a in zip(th.split(obs, 4096), th.split(mask, 4096), th.split(act, 4096))])
+        return prox_logp, (prox_logp - behaviour_logp).exp().clamp(max=MAX_WEIGHT)
 
     # ------------------------------------------------------------------ update
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
@@ -194,20 +202,7 @@ class BatchedPPO:
         returns = th.from_numpy(adv + values)
         adv_t = th.from_numpy(adv)
         act = th.from_numpy(batch["act"])
-        behaviour_logp = th.from_numpy(batch["logp"])
-        if self.pipeline:
-            # decoupled PPO: the rollout was played by the weights before the previous update, so
-            # the clip is taken around the current (proximal) policy and the behaviour policy is
-            # corrected by an importance weight prox / behaviour, truncated at MAX_WEIGHT
-            with th.no_grad():
-                prox_logp = th.cat([
-                    th.log_softmax(model.forward_logits(o).masked_fill(~m, MASKED), 1).gather(1, a[:, None])[:, 0]
-                    for o, m, a in zip(th.split(obs, 4096), th.split(mask, 4096), th.split(act, 4096))])
-            weight = (prox_logp - behaviour_logp).exp().clamp(max=MAX_WEIGHT)
-            old_logp = prox_logp
-        else:
-            weight = None
-            old_logp = behaviour_logp
+        old_logp, weight = self.reference_policy(obs, mask, act, th.from_numpy(batch["logp"]))
         old_values = th.from_numpy(values)
         clip = float(p.clip_range)
         local = th.zeros(NUM_ACTIONS, dtype=th.long)        # action id -> column in a minibatch's logits

@@ -1,7 +1,7 @@
 """Deep Monte-Carlo (DMC) with action features: the second learner family (``backend: dmc``).
 
 After DouZero (Zha et al., 2021, "DouZero: Mastering DouDizhu with Self-Play Deep Reinforcement
-Learning").  :mod:`experiments.training.batched_backend` runs it with the run folder, TensorBoard
+Learning").  :class:`experiments.training.trainer.Trainer` runs it with the run folder, TensorBoard
 tags, evaluation, snapshots, checkpoints and ``--resume`` of the other backends.  Readable top to
 bottom:
 
@@ -37,14 +37,13 @@ at a checkpoint are not saved, so a resumed run starts its targets from the next
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch as th
 from torch import nn
 
-from experiments.training.networks import load_learner_file, mlp, save_learner_file, to_array
+from experiments.training.networks import TorchLearner, mlp, to_array
 from handfoot_env.actions import ACTION_FEATURES
 from handfoot_env.config import load_rules
 from handfoot_env.observation import observation_scale, observation_size
@@ -145,9 +144,11 @@ class EpisodeReturns:
 
 
 # =========================================================================== 4. learner
-class DMCLearner:
+class DMCLearner(TorchLearner):
     """The ``dmc`` learner (a :class:`experiments.training.learner.RolloutLearner`): Q network, Adam,
     Monte-Carlo targets and regression updates on the rollouts the trainer's samplers play."""
+
+    title = "batched DMC"
 
     def __init__(self, cfg: Any):
         self.cfg = cfg
@@ -162,8 +163,7 @@ class DMCLearner:
         self.model = QNetwork(r.players, r.teams, list(cfg.network.pi), cfg.network.activation)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=d.learning_rate, eps=1e-5)
         self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
-        if checkpoint is not None:
-            self.n_updates = load_learner_file(trainer.resume, self.model, self.optimizer)
+        self.restore(trainer.resume if checkpoint is not None else None)
 
     def sampler_options(self) -> Dict[str, Any]:
         return {"epsilon": self.cfg.dmc.epsilon}
@@ -171,16 +171,6 @@ class DMCLearner:
     def actor(self) -> Dict[str, Any]:
         return q_weights(self.model)
 
-    def describe(self, info: Dict[str, Any]) -> str:
-        info["seeds"]["torch/minibatches"] = info["seeds"].pop("python/numpy/torch")
-        return "batched DMC"
-
-    def save(self, folder: Path) -> Dict[str, Any]:
-        save_learner_file(folder, self.model, self.optimizer, self.n_updates)
-        return {}
-
-    def close(self) -> None:
-        pass
 
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
         """Regress Q(s, a) on the returns of the decisions whose games ended (none: no update)."""

@@ -120,7 +120,7 @@ class Backend:
             return getattr(importlib.import_module(module), attr)
         except ModuleNotFoundError as e:
             hint = " (pip install 'handfoot[ray]')" if (e.name or "").startswith("ray") else ""
-            raise ConfigError(f"backend: {self.name} needs the package {e.name!r}, which is not installed{hint}") from None
+            raise ConfigError(f"backend: {self.name} needs the package {e.name!r} (not installed){hint}") from None
 
     def create(self, cfg: Any) -> Any:
         """A learner for ``cfg`` (nothing built yet: :meth:`Learner.setup` does that)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch as th
@@ -74,5 +74,31 @@ def load_learner_file(folder: Path, model: nn.Module, optimizer: th.optim.Optimi
                           f"settings changed?): {first}") from None
 
 
-__all__ = ["ACTIVATIONS", "LEARNER_FILE", "mlp", "to_array", "learner_state", "load_learner_state",
+class TorchLearner:
+    """What the learners of the batched games share (``model``, ``optimizer``, ``n_updates``):
+    their checkpoint file, their seeds' description, nothing to close."""
+
+    title = "learner"
+    model: nn.Module
+    optimizer: th.optim.Optimizer
+    n_updates: int = 0
+
+    def restore(self, folder: Optional[Path]) -> None:
+        """Load ``folder/learner.npz`` (a checkpoint to resume), if any."""
+        if folder is not None:
+            self.n_updates = load_learner_file(folder, self.model, self.optimizer)
+
+    def describe(self, info: Dict[str, Any]) -> str:
+        info["seeds"]["torch/minibatches"] = info["seeds"].pop("python/numpy/torch")
+        return self.title
+
+    def save(self, folder: Path) -> Dict[str, Any]:
+        save_learner_file(folder, self.model, self.optimizer, self.n_updates)
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+__all__ = ["TorchLearner", "ACTIVATIONS", "LEARNER_FILE", "mlp", "to_array", "learner_state", "load_learner_state",
            "save_learner_file", "load_learner_file"]

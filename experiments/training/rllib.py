@@ -1,14 +1,16 @@
 """RLlib backend: PPO self-play on Ray (``backend: rllib``).
 
-``handfoot train configs/train/rllib_selfplay.yaml`` (or any training config
-with ``backend: rllib``) lands in :func:`train_main` / :func:`train` here.
-Nothing in this module reads ``sys.argv`` or starts Ray at import time: Ray
-workers import it by name (the env class, the callbacks, the mapping function).
+``handfoot train configs/train/rllib_selfplay.yaml`` (or any training config with ``backend:
+rllib``) runs :class:`RLlibLearner` under the :class:`experiments.training.trainer.Trainer`: same
+run folder, TensorBoard tags, ``metrics.jsonl`` rows, periodic duplicate-format evaluation,
+``best``/``final`` checkpoints and ``final_eval.json`` as every backend.  Nothing in this module
+reads ``sys.argv`` or starts Ray at import time: Ray workers import it by name (the env class,
+the callbacks, the mapping function).
 
 Environment: :class:`experiments.training.rllib_env.HandFootMultiAgentEnv` (see there).
 
-Module (:class:`agents.rllib_policy.MaskedActorCritic`)
----------------------------------------------------------
+Module (:class:`experiments.training.rllib_module.MaskedActorCritic`)
+----------------------------------------------------------------------
 Torch, masked logits in every forward pass, separate critic, the SB3 backend's
 input scale.  ``learner`` is trained; ``snapshot_<k>`` modules are copies that
 are refreshed from ``learner`` every ``snapshots.every_updates`` iterations
@@ -16,25 +18,21 @@ are refreshed from ``learner`` every ``snapshots.every_updates`` iterations
 initial learner).  PPO only syncs the trained module to the env runners, so
 snapshot weights are pushed to every runner explicitly.
 
-Training driver
----------------
-:func:`train` (called by ``experiments.training.trainer.train`` for ``backend: rllib``)
-builds an RLlib ``PPOConfig`` (new API stack) from the same ``TrainConfig`` as
-the SB3 backend (:func:`build_algo_config`; the ``rllib:`` section holds the
-Ray/RLlib-only settings, :data:`RLLIB_DEFAULTS`), starts or joins Ray
-(:func:`init_ray`) and runs an :class:`experiments.training.trainer.Trainer` subclass
-(:func:`make_trainer`): same run folder, TensorBoard tags, ``metrics.jsonl``
-records, periodic duplicate-format evaluation, ``best``/``final`` checkpoints and
-``final_eval.json``.  ``total_timesteps`` counts learner transitions (steps of
-the ``learner`` module on any seat).  Checkpoints hold the RLlib Algorithm
-checkpoint (``algorithm/``), the NumPy actor (``actor.npz``) and
-``trainer.json`` (for ``--resume``).  Resuming restores the Algorithm checkpoint, which RLlib
-writes with pickle: it needs ``HANDFOOT_TRUST_PICKLE=1`` (docs/loading_files.md).  Ctrl-C stops
-between iterations with a checkpoint, as in the SB3 backend.
+The learner
+-----------
+:func:`build_algo_config` builds an RLlib ``PPOConfig`` (new API stack) from the same
+``TrainConfig`` as the other backends (the ``rllib:`` section,
+:class:`experiments.training.config.RLlibConfig`, holds the Ray/RLlib-only settings);
+:meth:`RLlibLearner.setup` starts or joins Ray (:func:`experiments.ray_cluster.init_ray`) and
+builds the Algorithm; one :meth:`RLlibLearner.iterate` is one ``Algorithm.train()``.
+``total_timesteps`` counts learner transitions (steps of the ``learner`` module on any seat).
+Checkpoints hold the RLlib Algorithm checkpoint (``algorithm/``) besides what the trainer writes.
+Resuming restores the Algorithm checkpoint, which RLlib writes with pickle: it needs
+``HANDFOOT_TRUST_PICKLE=1`` (docs/loading_files.md).  Ctrl-C stops between iterations with a
+checkpoint, as every backend.
 
 Ray itself (starting or joining a cluster, distributed evaluation) is :mod:`experiments.ray_cluster`.
-This module imports Ray and RLlib at the top: :func:`experiments.training.trainer.train` imports it
-only for ``backend: rllib``.
+This module imports Ray and RLlib at the top: the trainer imports it only for ``backend: rllib``.
 """
 from __future__ import annotations
 
