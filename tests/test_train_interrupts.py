@@ -299,3 +299,19 @@ def test_resume_with_another_network_is_one_clear_error(tmp_path, capsys):
                        "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "model_state.npz does not fit the model" in err[0]
+
+
+def test_thin_metrics_keeps_every_evaluation_and_the_first_and_every_nth_update(tmp_path):
+    rows = []
+    for u in range(1, 46):
+        rows += [{"kind": "rollout", "timesteps": 10 * u, "update": u}, {"kind": "update", "timesteps": 10 * u,
+                                                                         "update": u, "loss": 0.5}]
+        if u % 7 == 0:
+            rows.append({"kind": "eval", "timesteps": 10 * u, "elo": 1000 + u})
+    src = tmp_path / "metrics.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert runs.thin_metrics(src, tmp_path / "thin.jsonl", every=20, head=3) == (len(rows), 6 + 4 + 6)
+    kept = [json.loads(x) for x in (tmp_path / "thin.jsonl").read_text().splitlines()]
+    assert [r for r in kept if r["kind"] == "eval"] == [r for r in rows if r["kind"] == "eval"]
+    assert sorted({r["update"] for r in kept if r["kind"] != "eval"}) == [1, 2, 3, 20, 40]
+    assert kept == [r for r in rows if r in kept]          # in the order of the run

@@ -10,6 +10,7 @@ from agents.registry import BUILTIN, make_agent
 from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
 from handfoot_env.config import load_rules
 from handfoot_env.config import MAX_SEED
+from experiments.recipes import find_config, recipe_names
 from experiments.training.learner import backend, backend_names
 
 
@@ -328,6 +329,13 @@ def check_agents(cfg: TrainConfig) -> None:
 
 
 def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str]] = None) -> TrainConfig:
+    """The training config of a YAML file, or of a shipped recipe by name (``quickstart``,
+    :mod:`experiments.recipes`), with ``--set`` overrides."""
+    if path:
+        found = find_config(path, "train")
+        if found is None:
+            raise ConfigError(f"config file {str(path)!r} not found (nor a recipe: {', '.join(recipe_names('train'))})")
+        path = found
     data = read_yaml(path) if path else {}
     return config_from_dict(TrainConfig, apply_overrides(data, overrides or []))
 
