@@ -122,9 +122,13 @@ class Backend:
             hint = " (pip install 'handfoot[ray]')" if (e.name or "").startswith("ray") else ""
             raise ConfigError(f"backend: {self.name} needs the package {e.name!r} (not installed){hint}") from None
 
+    def factory(self) -> Callable[..., Any]:
+        """The learner class (or callable); importing its module here, a missing package is a ConfigError."""
+        return self.load(self.target)
+
     def create(self, cfg: Any) -> Any:
         """A learner for ``cfg`` (nothing built yet: :meth:`Learner.setup` does that)."""
-        return self.load(self.target)(cfg)
+        return self.factory()(cfg)
 
     def check(self, cfg: Any) -> None:
         fn = self.load(self.validate)

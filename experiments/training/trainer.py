@@ -519,7 +519,7 @@ def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bo
     """
     cfg.validate()
     check_agents(cfg)
-    backend(cfg.backend).load(backend(cfg.backend).target)     # a missing package is a ConfigError here
+    backend(cfg.backend).factory()          # a missing package (Ray for rllib) is a ConfigError before the run folder
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"python/numpy/torch": cfg.seed, "envs": None,
                                         "evaluation": cfg.evaluation.seed})
