@@ -150,8 +150,8 @@ def check_ledger(g: Game, led: Ledger) -> None:
     assert list(g.opened) == led.opened, f"openings: engine {g.opened}, rules {led.opened}"
     assert sum(g.pending) == led.pending, f"held pile cards: engine {sum(g.pending)}, rules {led.pending}"
     assert sum(g.prov) == led.hand_melded, f"cards melded from the hand: engine {sum(g.prov)}, rules {led.hand_melded}"
-    assert (g.asked, g.permission, g.cancels) == (led.asked, led.permission, led.cancels), \
-        f"ask/answer/cancels: engine {(g.asked, g.permission, g.cancels)}, rules {(led.asked, led.permission, led.cancels)}"
+    engine, rules = (g.asked, g.permission, g.cancels), (led.asked, led.permission, led.cancels)
+    assert engine == rules, f"ask/answer/cancels: engine {engine}, rules {rules}"
 
 
 class Position:
