@@ -253,3 +253,22 @@ def test_evaluate_records_replay(tmp_path):
     path = tmp_path / "eval.json"
     path.write_text(json.dumps(rec))
     assert replay_record(load_record(path)).scores == res["scores"]
+
+
+def test_evaluate_records_are_converted_field_by_field():
+    from experiments.evaluation import harness
+    from handfoot_env.config import load_rules
+    rec = harness.play_game(load_rules("pagat"), ["greedy", "random", "greedy", "random"], 5, record=True)["record"]
+    rec.update(deal=3, game=1, pair=[0, 2], other="not kept")
+    out = check_record(rec)
+    assert out["format"] == FORMAT and out["version"] == VERSION and out["rules"] == rec["rules"]
+    assert out["seed"] == 5 and out["options"] == {"shoe": None, "round": 1, "scores": [0, 0]}
+    assert out["players"] == ["greedy", "random", "greedy", "random"] and out["actions"] == rec["action_log"]
+    assert out["round_scores"] == rec["round_scores"] and out["scores"] == rec["scores"]
+    assert out["winner"] == rec["winner"] and out["game_over"] is True
+    assert out["meta"] == {"deal": 3, "game": 1, "pair": [0, 2], "converted_from": "evaluate"}
+    assert replay_record(out).scores == rec["scores"]
+    three = dict(rec, scores=[0, 0, 0])
+    assert check_record(three)["options"]["scores"] == [0, 0, 0]
+    assert check_record(dict(rec, scores=[]))["options"]["scores"] == [0, 0]     # two teams unless told
+    assert "format" not in rec                                                   # the input is left alone
