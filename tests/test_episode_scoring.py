@@ -84,6 +84,7 @@ def test_episode_lengths_caps_and_ends():
     assert pagat.tie_break != "extra_round" and bicycle.tie_break == "extra_round"
     assert episode_rounds(bicycle) == bicycle.rounds + 1
     assert EpisodeRules(pagat).max_actions == 4 * EpisodeRules(pagat, episode="round").max_actions
+    assert EpisodeRules(pagat).reward_scale == 0.001 and EpisodeRules(pagat, max_actions=1).max_actions == 1
     e = EpisodeRules(pagat, max_actions=10)
     assert not e.truncated(_game(action_count=9)) and e.truncated(_game(action_count=10))
     assert not e.truncated(_game(action_count=10, phase=GAME_OVER))            # ended, not cut short
