@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install handfoot (idempotent), showing pip's progress.
-#   bash scripts/setup.sh                  the main job's install: handfoot with torch (CPU), SB3, TensorBoard
-#   bash scripts/setup.sh dev,ray,examples the same plus optional extras (what scripts/test.sh installs)
+#   bash scripts/setup.sh                      the main job's install: handfoot with torch (CPU), SB3, TensorBoard
+#   bash scripts/setup.sh dev,ray,web,examples the same plus optional extras (what scripts/test.sh installs)
 # torch is installed first, pinned, so that pip takes the CPU wheel (see README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
