@@ -61,9 +61,6 @@ def sweep_main(argv: Optional[List[str]] = None) -> int:
     sweep = load_sweep(args.config) if args.config else None     # every check before anything runs
     out = Path(args.out) if args.out else default_out(sweep)
     sweep = prepare_folder(sweep, out, args.resume)
-    if sweep.search and sweep.search.get("algorithm") != "random" and args.ray is None:
-        raise ConfigError(f"search.algorithm: {sweep.search['algorithm']} runs with --ray (Ray Tune's searcher); "
-                          f"search.algorithm: random runs on either")
     if sweep.scheduler and sweep.scheduler.get("name") != "fifo" and args.ray is None:
         raise ConfigError(f"scheduler: {sweep.scheduler['name']} runs with --ray (Ray Tune's scheduler)")
     if args.ray is not None:

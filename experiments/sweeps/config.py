@@ -12,7 +12,7 @@ Keys (docs/interface.md, "Sweeps")::
       ppo: {}
       dmc: {train.backend: dmc}
     search:                             # or: random search over ranges (a trial budget)
-      algorithm: random                 # random (both runners) | optuna (with --ray)
+      algorithm: random                 # values drawn from search.seed: the same variants on every runner
       samples: 8
       seed: 0
       space: {train.ppo.learning_rate: {loguniform: [1.0e-5, 1.0e-3]}}
@@ -21,7 +21,8 @@ Keys (docs/interface.md, "Sweeps")::
     metric: win_rate:strategic          # what is compared across variants (see Metric)
     resources: {cpus: 2}                # CPUs one trial uses (--parallel default, Ray's resources)
     retries: 1                          # Ray: how often a failed trial is run again
-    scheduler: {name: asha, grace_period: 2, reduction_factor: 2}   # Ray: early stopping
+    scheduler: {name: asha, grace_period: 2, reduction_factor: 2}   # Ray: early stopping on the periodic
+                                        # evaluation of the metric (its opponent in train.evaluation.opponents)
 
 Every problem is a :class:`~experiments.config.ConfigError` of one line, raised by
 :func:`load_sweep` before any trial starts: unknown keys, a grid key that is not a field of the
@@ -52,7 +53,7 @@ KEYS = ("name", "kind", "base", "description", "grid", "variants", "search", "se
 SWEEP_SET = {"experiment": ("seed", "run_dir", "train.seed", "train.run_dir", "train.run_name", "train.resume"),
              "evaluate": ("seed", "out")}
 METRICS = ("win_rate", "adp")
-SEARCHERS = ("random", "optuna")
+SEARCHERS = ("random",)
 SCHEDULERS = ("asha", "fifo")
 SPACE_KINDS = ("uniform", "loguniform", "randint", "choice")
 MAX_TRIALS = 100_000
@@ -453,6 +454,12 @@ def check_sweep_trials(sweep: Sweep) -> None:
         except ValueError as e:
             raise ConfigError(f"{where}{e}") from None
         check_metric(sweep, cfg, where)
+        if sweep.scheduler and sweep.scheduler.get("name") == "asha":
+            opp = sweep.metric.opponent
+            if opp is None or opp not in cfg.train.evaluation.opponents:
+                raise ConfigError(f"scheduler: asha stops trials on the periodic evaluation of the metric; {where}"
+                                  f"the metric needs an opponent (KIND:SPEC) that is in train.evaluation.opponents "
+                                  f"{list(cfg.train.evaluation.opponents)}")
 
 
 def load_sweep(path: Any, check_trials: bool = True) -> Sweep:

@@ -63,6 +63,8 @@ def collect(sweep: Sweep, out: Path) -> List[Dict[str, Any]]:
                     row.update(status="failed", error=f"unreadable result: {type(e).__name__}: {e}")
                 else:
                     row.update(status="done", **r)
+            elif info.get("status") == "done" and isinstance(info.get("result"), dict):
+                row.update(status="done", **info["result"])         # reported by a Ray node (experiments.sweeps.tune)
             elif info.get("status") == "done":
                 row["status"] = "pending"
             for k in ("error", "attempts", "wall_s"):

@@ -1,6 +1,6 @@
 """The sweep folder, and the trials run on this machine (``--parallel N`` at once).
 
-A sweep folder holds ``sweep.yaml`` (the sweep config it was started with, the base config's
+A sweep folder holds ``sweep_config.yaml`` (the sweep config it was started with, the base config's
 path made absolute; a copy of the base as it was is kept as ``base.yaml``), ``trials/VARIANT-sSEED/`` (one run folder per trial), ``logs/``,
 ``state.json`` (what the runner knows beyond the folders: failures, attempts, wall times) and
 the summary files (:mod:`experiments.sweeps.report`).
@@ -28,7 +28,7 @@ from experiments.sweeps.config import Sweep, Trial, sweep_from_dict
 from experiments.sweeps.report import record_state, write_summary
 from experiments.sweeps.trial import is_finished, last_log_line, start_trial, stop_trial
 
-CONFIG = "sweep.yaml"
+CONFIG = "sweep_config.yaml"
 BASE = "base.yaml"
 POLL_S = 0.5
 
@@ -78,10 +78,7 @@ def load_folder(out: Path, check_trials: bool = False) -> Sweep:
     if not (out / CONFIG).is_file():
         raise ConfigError(f"{str(out)!r} is not a sweep folder (no {CONFIG})")
     data = read_yaml(out / CONFIG)
-    search = data.pop("search", None)
-    if isinstance(search, dict) and search.get("algorithm", "random") != "random":
-        data["search"] = search                        # the searcher samples as the sweep runs (Ray)
-        data.pop("variants", None)
+    search = data.pop("search", None)                 # its samples are the stored variants
     data["resources"] = data.get("resources") or {}
     if data.get("scheduler") is None:
         data.pop("scheduler", None)

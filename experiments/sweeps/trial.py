@@ -97,8 +97,10 @@ def is_finished(sweep: Sweep, out: Path, trial: Trial) -> bool:
     return (run_folder(out, trial) / RESULT_FILE[sweep.kind]).is_file()
 
 
-def start_trial(sweep: Sweep, trial: Trial, out: Path, env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
-    """Start ``trial`` as a subprocess (its own process group; output to ``logs/NAME.log``)."""
+def start_trial(sweep: Sweep, trial: Trial, out: Path, env: Optional[Dict[str, str]] = None,
+                cwd: Optional[str] = None) -> subprocess.Popen:
+    """Start ``trial`` as a subprocess (its own process group; output to ``logs/NAME.log``; in ``cwd``, by
+    default this process's working directory, where relative paths in the configs are read)."""
     cmd = trial_command(sweep, trial, out)
     log = log_file(out, trial)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +111,7 @@ def start_trial(sweep: Sweep, trial: Trial, out: Path, env: Optional[Dict[str, s
         f.write(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
         f.flush()
         return subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=e,
-                                preexec_fn=_child_setup)
+                                cwd=cwd, preexec_fn=_child_setup)
 
 
 def _child_setup() -> None:
