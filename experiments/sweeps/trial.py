@@ -154,26 +154,32 @@ def last_log_line(out: Path, trial: Trial) -> str:
 
 
 # ------------------------------------------------------------------------------ results
-def _pair_side(res: Dict[str, Any], first: str, other: str) -> Optional[Dict[str, Any]]:
-    """``first``'s numbers against ``other`` in a results.json (a duel or a round-robin's pair)."""
+def _pair_side(res: Dict[str, Any], a: str, b: str) -> Optional[Dict[str, Any]]:
+    """The numbers of the agent labelled ``a`` against ``b`` in a results.json (a duel or a round-robin's pair;
+    labels are the specs, ``SPEC#2`` for a second copy)."""
     pairs = res.get("pairs") or ([res] if res.get("mode") == "duel" else [])
-    labels = res.get("agents") or []
-    specs = res.get("specs") or labels
-    names = dict(zip(specs, labels))
-    a, b = names.get(first, first), names.get(other, other)
     for p in pairs:
-        ag = p.get("agents") or labels
-        if list(ag) == [a, b]:
+        ag = list(p.get("agents") or res.get("agents") or [])
+        if ag not in ([a, b], [b, a]):
+            continue
+        going = (p.get("per_agent") or {}).get(a, {}).get("going_out_rate")
+        if ag == [a, b]:
             return {"win_rate": p["win_rate"], "win_rate_ci": p["win_rate_ci"], "adp": p["adp"],
-                    "adp_ci": p["adp_ci"], "deals": p.get("deals"),
-                    "going_out_rate": (p.get("per_agent") or {}).get(a, {}).get("going_out_rate")}
-        if list(ag) == [b, a]:
-            ci = p["win_rate_ci"]
-            aci = p["adp_ci"]
-            return {"win_rate": 1.0 - p["win_rate"], "win_rate_ci": None if ci is None else [1 - ci[1], 1 - ci[0]],
-                    "adp": -p["adp"], "adp_ci": None if aci is None else [-aci[1], -aci[0]], "deals": p.get("deals"),
-                    "going_out_rate": (p.get("per_agent") or {}).get(a, {}).get("going_out_rate")}
+                    "adp_ci": p["adp_ci"], "deals": p.get("deals"), "going_out_rate": going}
+        ci, aci = p["win_rate_ci"], p["adp_ci"]
+        return {"win_rate": 1.0 - p["win_rate"], "win_rate_ci": None if ci is None else [1 - ci[1], 1 - ci[0]],
+                "adp": -p["adp"], "adp_ci": None if aci is None else [-aci[1], -aci[0]], "deals": p.get("deals"),
+                "going_out_rate": going}
     return None
+
+
+def _label(res: Dict[str, Any], spec: str, skip_first: bool = True) -> str:
+    """The label of the first agent after the first whose spec is ``spec``."""
+    specs, labels = list(res.get("specs") or []), list(res.get("agents") or [])
+    for i in range(1 if skip_first else 0, len(specs)):
+        if specs[i] == spec:
+            return labels[i]
+    return spec
 
 
 def learning_curve(run: Path) -> List[Dict[str, Any]]:
@@ -213,9 +219,9 @@ def read_result(sweep: Sweep, out: Path, trial: Trial) -> Dict[str, Any]:
         rdir = Path(results[model].get("results_dir") or "")
         rfile = rdir / "results.json" if rdir.is_absolute() else run / "experiment_eval" / model / "results.json"
         full = json.loads(rfile.read_text()) if rfile.is_file() else {}
-        spec = (full.get("specs") or [f"policy:{run / model}"])[0]
+        first = (full.get("agents") or [""])[0]
         for o, r in per.items():
-            side = _pair_side(full, spec, o) if full else None
+            side = _pair_side(full, first, _label(full, o)) if full else None
             ev[o] = {"win_rate": r["win_rate"], "win_rate_ci": r["win_rate_ci"], "adp": r["adp"],
                      "adp_ci": r["adp_ci"], "deals": r.get("deals"),
                      "going_out_rate": side.get("going_out_rate") if side else None}
@@ -226,14 +232,13 @@ def read_result(sweep: Sweep, out: Path, trial: Trial) -> Dict[str, Any]:
                 "evaluation": ev, "curve": [c for c in curve if c["value"] is not None],
                 "timesteps": exp.get("timesteps"), "timings": exp.get("timings")}
     res = json.loads((run / "results.json").read_text())
-    specs = res.get("specs") or res.get("agents")
-    first = specs[0]
-    ev = {o: _pair_side(res, first, o) for o in specs[1:]}
+    labels = res["agents"]
+    ev = {lab: _pair_side(res, labels[0], lab) for lab in labels[1:]}
     if m.opponent is None and res.get("mode") != "duel":
-        ov = res["overall"][res["agents"][0]]
+        ov = res["overall"][labels[0]]
         value, ci, opp = ov["win_rate"], ov["win_rate_ci"], None
     else:
-        opp = m.opponent or specs[1]
+        opp = _label(res, m.opponent) if m.opponent else labels[1]
         value, ci = ev[opp][m.kind], ev[opp][f"{m.kind}_ci"]
     return {"value": value, "ci": ci, "opponent": opp, "evaluation": ev, "curve": [],
             "timings": {"total_s": (res.get("timing") or {}).get("elapsed_s")}}
