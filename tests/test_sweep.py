@@ -37,6 +37,7 @@ variants:
   rg: {{agents: [random, greedy]}}
   gr: {{agents: [greedy, random]}}
   sg: {{agents: ["strategic(draw_worth=1.5)", greedy]}}
+  mirror: {{agents: [greedy, greedy]}}
 seeds: [3, 4, 5]
 overrides: {{games: 3}}
 """
@@ -193,7 +194,8 @@ def test_evaluate_sweep_same_numbers_with_1_or_2_at_once_and_report_again(tmp_pa
     assert sweep_main([str(cfg), "--out", str(b), "--parallel", "2", "--quiet"]) == 0
     assert _numbers(a) == _numbers(b)
     d = json.loads((a / "sweep.json").read_text())
-    assert [v["name"] for v in d["variants"]] == ["rg", "gr", "sg"]
+    assert [v["name"] for v in d["variants"]] == ["rg", "gr", "sg", "mirror"]
+    assert [t["value"] for t in d["variants"][3]["trials"]] == [0.5, 0.5, 0.5]   # a spec twice: labels greedy, greedy#2
     assert d["kind"] == "evaluate" and d["metric"] == "win_rate"
     for v in d["variants"]:
         assert set(v["summary"]) >= {"n", "mean", "mean_ci", "median", "iqm", "iqm_ci"}
@@ -205,8 +207,8 @@ def test_evaluate_sweep_same_numbers_with_1_or_2_at_once_and_report_again(tmp_pa
     rg, gr = d["variants"][0]["trials"], d["variants"][1]["trials"]
     for x, y in zip(rg, gr):                      # the same deals with the agents listed the other way round
         assert x["value"] == pytest.approx(1.0 - y["value"])
-    assert {(c["a"], c["b"]) for c in d["comparisons"]} == {(x, y) for x in ("rg", "gr", "sg")
-                                                             for y in ("rg", "gr", "sg") if x != y}
+    names = ("rg", "gr", "sg", "mirror")
+    assert {(c["a"], c["b"]) for c in d["comparisons"]} == {(x, y) for x in names for y in names if x != y}
     assert d["variants"][2]["trials"][0]["opponent"] == "greedy"
     assert json.loads((a / "trials" / "sg-s3" / "results.json").read_text())["specs"][0] == "strategic(draw_worth=1.5)"
     for f in ("summary.csv", "trials.csv", "report.md", "variants.png", "profile.png"):
@@ -326,3 +328,16 @@ def test_tiny_experiment_sweep_killed_then_resumed(tmp_path):
         for t in v["trials"]:
             assert 0.0 <= t["value"] <= 1.0 and t["curve"], t
     assert "win_rate:random" == d["metric"] and (out / "curves.png").is_file()
+
+
+def test_sweep_on_a_local_ray_gives_the_same_numbers(tmp_path, capsys):
+    """The same sweep as Ray Tune trials (a private local Ray) and on this machine: the same sweep.json numbers."""
+    pytest.importorskip("ray.tune")
+    cfg = _write(tmp_path, EVAL_SWEEP.replace("seeds: [3, 4, 5]", "seeds: [3, 4]"))
+    local, ray_out = tmp_path / "local", tmp_path / "ray"
+    assert sweep_main([str(cfg), "--out", str(local), "--parallel", "2", "--quiet"]) == 0
+    assert sweep_main([str(cfg), "--out", str(ray_out), "--ray", "--quiet"]) == 0
+    assert _numbers(local) == _numbers(ray_out)
+    assert (ray_out / "tune").is_dir()                 # Tune's experiment state
+    d = json.loads((ray_out / "sweep.json").read_text())
+    assert d["status"] == {"done": 8} and d["timing"]["sessions"][-1]["ray"] is True

@@ -45,6 +45,16 @@ def record_state(out: Path, trial: Trial, **fields: Any) -> None:
     write_json(Path(out) / STATE, st)
 
 
+def record_timing(out: Path, **fields: Any) -> None:
+    """Add a session's timing to ``state.json`` (kept by every later summary): the sessions' wall times add up."""
+    st = read_state(out)
+    t = st.setdefault("timing", {})
+    sessions = t.setdefault("sessions", [])
+    sessions.append(fields)
+    t["wall_s"] = round(sum(float(x.get("wall_s") or 0) for x in sessions), 1)
+    write_json(Path(out) / STATE, st)
+
+
 def collect(sweep: Sweep, out: Path) -> List[Dict[str, Any]]:
     """One entry per variant: ``{"name", "overrides", "trials": [row, ...]}`` (rows in seed order)."""
     st = read_state(out).get("trials", {})
@@ -104,7 +114,7 @@ def summary_data(sweep: Sweep, out: Path) -> Dict[str, Any]:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
     return {
         "name": sweep.name, "kind": sweep.kind, "metric": sweep.metric.name,
-        "description": sweep.description, "base": str(sweep.base), "seeds": sweep.seeds,
+        "description": sweep.description, "base": _shown(sweep.base), "seeds": sweep.seeds,
         "overrides": sweep.overrides, "variants": variants, "comparisons": comparisons,
         "performance_profile": profile, "status": counts,
         "method": {"confidence": stats.CONFIDENCE, "bootstrap": "percentile bootstrap over seeds (runs), "
@@ -114,6 +124,13 @@ def summary_data(sweep: Sweep, out: Path) -> Dict[str, Any]:
                    "probability_of_improvement": "P(run of a > run of b) + P(equal) / 2, over all pairs of runs",
                    "trial_ci": "each trial's own evaluation interval (duplicate deals), not an interval over seeds"},
     }
+
+
+def _shown(p: Path) -> str:
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
 
 
 # ------------------------------------------------------------------------------ files
@@ -174,7 +191,14 @@ def report_md(data: Dict[str, Any], plots: List[str]) -> str:
           f"{len(data['seeds'])} seed(s) = {n_trials} trials ({', '.join(f'{k} {n}' for k, n in sorted(data['status'].items()))})",
           f"- metric `{m}`" + (" (the evaluated checkpoint against that opponent)" if data["kind"] == "experiment"
                                else " (the first agent; the seed is the deal seed)"),
-          f"- overrides for every trial: `{json.dumps(data['overrides'])}`" if data["overrides"] else "", ""]
+          f"- overrides for every trial: `{json.dumps(data['overrides'])}`" if data["overrides"] else None]
+    tm = data.get("timing") or {}
+    for i, ses in enumerate(tm.get("sessions") or []):
+        how = "Ray Tune" + (f", {ses.get('nodes')} node(s), {ses.get('cluster_cpus'):.0f} CPUs" if ses.get("nodes") else "") \
+            if ses.get("ray") else f"{ses.get('parallel')} at once"
+        L.append(f"- session {i + 1}: {ses.get('trials_run')} trial(s) in {float(ses.get('wall_s') or 0) / 60:.1f} min "
+                 f"({how}{'; stopped' if ses.get('stopped') else ''}){'; ' + ses['where'] if ses.get('where') else ''}")
+    L.append("")
     L += ["## Variants (across seeds)", "",
           "| variant | overrides | seeds | mean | 95% CI | median | 95% CI | IQM | 95% CI |",
           "|---|---|---:|---:|---|---:|---|---:|---|"]
@@ -188,9 +212,12 @@ def report_md(data: Dict[str, Any], plots: List[str]) -> str:
           "seeds.", ""]
     if len(data["variants"]) > 1:
         L += ["## Probability of improvement", "", "P(X > Y): the chance that a seed of X scores above a seed of Y "
-              "(ties half), with a 95% bootstrap interval over seeds.", "",
+              "(ties half), with a 95% bootstrap interval over seeds; each pair once (P(Y > X) = 1 - P(X > Y)).", "",
               "| X | Y | P(X > Y) | 95% CI |", "|---|---|---:|---|"]
+        order = [v["name"] for v in data["variants"]]
         for c in data["comparisons"]:
+            if order.index(c["a"]) > order.index(c["b"]):
+                continue                                    # P(b > a) = 1 - P(a > b)
             p, ci = c["probability_of_improvement"], c["ci"]
             ps = "n/a" if p is None else f"{p:.2f}"
             cs = "n/a" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
@@ -320,15 +347,14 @@ def write_hparams(data: Dict[str, Any], out: Path) -> None:
                 w.add_hparams(hp, {metric: float(r["value"])}, run_name=".")
 
 
-def write_summary(sweep: Sweep, out: Path, final: bool = True, timing: Optional[Dict[str, Any]] = None
-                  ) -> Dict[str, Any]:
+def write_summary(sweep: Sweep, out: Path, final: bool = True) -> Dict[str, Any]:
     """Write ``sweep.json``, ``summary.csv`` and ``trials.csv`` (and, when ``final``, the plots, report.md and
     the HParams runs); returns the sweep.json data."""
     out = Path(out)
     data = summary_data(sweep, out)
     st = read_state(out)
-    if timing or st.get("timing"):
-        data["timing"] = {**st.get("timing", {}), **(timing or {})}
+    if st.get("timing"):
+        data["timing"] = st["timing"]
     data["written"] = time.strftime("%Y-%m-%d %H:%M:%S")
     write_json(out / "sweep.json", data)
     write_text(out / "summary.csv", summary_csv(data))
@@ -340,4 +366,4 @@ def write_summary(sweep: Sweep, out: Path, final: bool = True, timing: Optional[
     return data
 
 
-__all__ = ["write_summary", "summary_data", "collect", "report_md", "record_state", "read_state"]
+__all__ = ["write_summary", "summary_data", "collect", "report_md", "record_state", "record_timing", "read_state"]

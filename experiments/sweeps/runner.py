@@ -25,7 +25,7 @@ import yaml
 from experiments.config import ConfigError, read_yaml
 from experiments.runs import write_text
 from experiments.sweeps.config import Sweep, Trial, sweep_from_dict
-from experiments.sweeps.report import record_state, write_summary
+from experiments.sweeps.report import record_state, record_timing, write_summary
 from experiments.sweeps.trial import is_finished, last_log_line, start_trial, stop_trial
 
 CONFIG = "sweep_config.yaml"
@@ -148,15 +148,26 @@ def run_local(sweep: Sweep, out: Path, parallel: int, quiet: bool = False) -> Di
         for name, (t, proc, _) in running.items():
             stop_trial(proc)
             record_state(out, t, status="interrupted")
+        record_timing(out, wall_s=round(time.time() - t_start, 1), parallel=parallel, trials_run=len(attempts),
+                      started=time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t_start)), where=_machine(),
+                      stopped=True)
         write_summary(sweep, out, final=True)
         raise KeyboardInterrupt(f"stopped; {out / 'sweep.json'} has the finished trials; continue with "
                                 f"handfoot sweep --out {out} --resume") from None
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
-    wall = round(time.time() - t_start, 1)
-    data = write_summary(sweep, out, final=True, timing={"last_session_s": wall, "parallel": parallel})
-    return data
+    record_timing(out, wall_s=round(time.time() - t_start, 1), parallel=parallel, trials_run=len(attempts),
+                  started=time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t_start)), where=_machine())
+    return write_summary(sweep, out, final=True)
+
+
+def _machine() -> str:
+    import platform
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = f", load average {os.getloadavg()[0]:.1f} at the end"
+    return f"{platform.node()}: {os.cpu_count()} CPUs, {platform.platform()}{load}"
 
 
 def _main_thread() -> bool:

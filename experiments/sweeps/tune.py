@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional
 
 from experiments.config import ConfigError
 from experiments.sweeps.config import Sweep, Trial
-from experiments.sweeps.report import read_state, record_state, write_summary
+from experiments.sweeps.report import read_state, record_state, record_timing, write_summary
 from experiments.sweeps.trial import (is_finished, last_log_line, learning_curve, curve_value, read_result,
                                       run_folder, start_trial, stop_trial)
 
@@ -127,8 +127,10 @@ def run_tune(sweep: Sweep, out: Path, address: Optional[str], quiet: bool = Fals
                 else:
                     record_state(out, t, status="stopped", value=m.get("value"),
                                  error="stopped early by the scheduler")
-        wall = round(time.time() - t_start, 1)
-        return write_summary(sweep, out, final=True, timing={"last_session_s": wall, "ray": True})
+        import ray
+        record_timing(out, wall_s=round(time.time() - t_start, 1), ray=True, trials_run=len(trials),
+                      cluster_cpus=ray.cluster_resources().get("CPU"), nodes=len(ray.nodes()))
+        return write_summary(sweep, out, final=True)
     finally:
         if started:
             shutdown_ray()
