@@ -267,4 +267,5 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
                      f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED", "ENTRY_POINT_GROUP"]
+__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED",
+           "ENTRY_POINT_GROUP"]

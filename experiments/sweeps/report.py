@@ -187,16 +187,21 @@ def report_md(data: Dict[str, Any], plots: List[str]) -> str:
     if data.get("description"):
         L += [data["description"], ""]
     n_trials = sum(len(v["trials"]) for v in data["variants"])
+    counts = ", ".join(f"{k} {n}" for k, n in sorted(data["status"].items()))
     L += [f"- kind `{data['kind']}`, base `{data['base']}`; {len(data['variants'])} variant(s) x "
-          f"{len(data['seeds'])} seed(s) = {n_trials} trials ({', '.join(f'{k} {n}' for k, n in sorted(data['status'].items()))})",
+          f"{len(data['seeds'])} seed(s) = {n_trials} trials ({counts})",
           f"- metric `{m}`" + (" (the evaluated checkpoint against that opponent)" if data["kind"] == "experiment"
                                else " (the first agent; the seed is the deal seed)"),
           f"- overrides for every trial: `{json.dumps(data['overrides'])}`" if data["overrides"] else None]
     tm = data.get("timing") or {}
     for i, ses in enumerate(tm.get("sessions") or []):
-        how = "Ray Tune" + (f", {ses.get('nodes')} node(s), {ses.get('cluster_cpus'):.0f} CPUs" if ses.get("nodes") else "") \
-            if ses.get("ray") else f"{ses.get('parallel')} at once"
-        L.append(f"- session {i + 1}: {ses.get('trials_run')} trial(s) in {float(ses.get('wall_s') or 0) / 60:.1f} min "
+        if ses.get("ray"):
+            how = "Ray Tune" + (f", {ses.get('nodes')} node(s), {ses.get('cluster_cpus'):.0f} CPUs"
+                                if ses.get("nodes") else "")
+        else:
+            how = f"{ses.get('parallel')} at once"
+        minutes = float(ses.get("wall_s") or 0) / 60
+        L.append(f"- session {i + 1}: {ses.get('trials_run')} trial(s) in {minutes:.1f} min "
                  f"({how}{'; stopped' if ses.get('stopped') else ''}){'; ' + ses['where'] if ses.get('where') else ''}")
     L.append("")
     L += ["## Variants (across seeds)", "",
