@@ -2,8 +2,8 @@
 
 A sweep folder holds ``sweep_config.yaml`` (the sweep config it was started with, the base
 config's path made absolute; a copy of the base as it was is kept as ``base.yaml``),
-``trials/VARIANT-sSEED/`` (one run folder per trial), ``logs/``, ``state.json`` (what the runner knows beyond the folders: failures, attempts, wall times) and
-the summary files (:mod:`experiments.sweeps.report`).
+``trials/VARIANT-sSEED/`` (one run folder per trial), ``logs/``, ``state.json`` (what the runner
+knows beyond the folders: failures, attempts, wall times) and the summary files (:mod:`experiments.sweeps.report`).
 
 Stop and resume: Ctrl-C (or SIGTERM) stops the running trials as Ctrl-C stops a training run
 (it saves a checkpoint) and writes the summary; a killed sweep takes its trials with it.
