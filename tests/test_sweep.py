@@ -341,3 +341,32 @@ def test_sweep_on_a_local_ray_gives_the_same_numbers(tmp_path, capsys):
     assert (ray_out / "tune").is_dir()                 # Tune's experiment state
     d = json.loads((ray_out / "sweep.json").read_text())
     assert d["status"] == {"done": 8} and d["timing"]["sessions"][-1]["ray"] is True
+
+
+def test_ctrl_c_stops_the_sweep_and_resume_completes_it(tmp_path):
+    cfg = _write(tmp_path, f"kind: evaluate\nbase: {SMOKE}\nseeds: 2\noverrides: {{games: 20}}\n"
+                           "variants: {a: {agents: [greedy, random]}, b: {agents: [random, greedy]}}\n")
+    out = tmp_path / "out"
+    proc = _sweep_proc([str(cfg), "--out", str(out), "--parallel", "1"], cwd=tmp_path)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        try:
+            st = json.loads((out / "state.json").read_text())
+        except (OSError, ValueError):
+            st = {}
+        if any(v.get("status") == "done" for v in st.get("trials", {}).values()):
+            break
+        assert proc.poll() is None, proc.stdout.read()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    text, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, text
+    assert "--resume" in text.splitlines()[-1]
+    d = json.loads((out / "sweep.json").read_text())
+    assert d["status"].get("done", 0) >= 1 and d["status"].get("done", 0) < 4
+    proc = _sweep_proc(["--out", str(out), "--resume"], cwd=tmp_path)
+    text, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, text
+    d = json.loads((out / "sweep.json").read_text())
+    assert d["status"] == {"done": 4}
+    assert len(d["timing"]["sessions"]) == 2 and d["timing"]["sessions"][0]["stopped"] is True
