@@ -153,6 +153,18 @@ def test_eval_configs_say_deals(tmp_path, capsys):
     assert load_config(old).games == 2
 
 
+def test_evaluate_sweeps_take_deals_as_in_evaluation_configs():
+    from experiments.sweeps.config import sweep_from_dict, trial_config
+    smoke = str(ROOT / "configs" / "eval" / "smoke.yaml")
+    sweep = sweep_from_dict({"kind": "evaluate", "base": smoke, "seeds": 1, "overrides": {"deals": 3},
+                             "grid": {"agents": [["greedy", "random"]]}})
+    (trial,) = sweep.trials()
+    assert trial_config(sweep, trial).games == 3
+    grid = sweep_from_dict({"kind": "evaluate", "base": smoke, "seeds": 1, "grid": {"deals": [2, 4]}})
+    assert [v.name for v in grid.variants] == ["deals=2", "deals=4"]
+    assert [trial_config(grid, t).games for t in grid.trials()] == [2, 4]
+
+
 # ------------------------------------------------------------------ wording of training outputs
 def test_eval_line_says_how_many_deals_and_shows_the_interval():
     from experiments.evaluation.report import eval_line

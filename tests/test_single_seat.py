@@ -134,10 +134,19 @@ def test_other_rule_sets_and_seats():
     ({"opponents": ["random"]}, "opponents: 1 given for the 2 opponent seats"),
     ({"opponents": "nosuchagent"}, "opponents:"),
     ({"partner": 42}, "partner: 42 is not an agent spec"),
+    ({"partner": "strategic(nope=1)"}, "partner: agent spec 'strategic\\(nope=1\\)': StrategicAgent: unknown parameter"),
 ])
 def test_bad_arguments_are_one_clear_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
         single_seat_v0.env(**kwargs)
+
+
+def test_specs_with_arguments_set_the_agents_they_build():
+    env = single_seat_v0.env(partner="strategic(draw_worth=1.5)", opponents=["greedy", "strategic(wilds=spend)"])
+    env.reset(seed=0)
+    partner, _, rival = env.players[2], env.players[1], env.players[3]
+    assert partner.p["draw_worth"] == 1.5 and rival.p["wilds"] == "spend"
+    _play(env, seed=0, steps=30)
 
 
 def test_one_agent_object_cannot_hold_two_seats():
