@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import yaml
@@ -68,20 +68,22 @@ def fresh_path(path: Path) -> Path:
     return run
 
 
-def results_folder(path: Union[str, Path], explicit: bool, flag: str = "--out") -> Path:
+def results_folder(path: Union[str, Path], explicit: bool, flag: str = "--out",
+                   own: Sequence[Union[str, Path]] = ()) -> Path:
     """The folder a command writes its results into, created now; never one that holds results already.
 
     The one output-folder rule of every command (``train``, ``experiment``, ``evaluate``,
     ``leaderboard``, ``exploit``, ``bench``): a folder named on the command line (``explicit``) must
     be new or empty, else :class:`ConfigError`; a default folder (the command's or its config's)
-    gets a time suffix when it is taken.
+    gets a time suffix when it is taken. ``own``: files the command reads that may lie in a named
+    folder all the same (the config file of the run, as a sweep's trial folder holds it).
     """
     p = Path(path)
     if not explicit:
         p = fresh_path(p)
     elif p.exists() and not p.is_dir():
         raise ConfigError(f"{flag} {path}: is not a folder")
-    elif p.exists() and any(p.iterdir()):
+    elif p.exists() and any(x.resolve() not in {Path(o).resolve() for o in own} for x in p.iterdir()):
         raise ConfigError(f"{flag} {path}: the folder is not empty; name a new or empty folder (results are never "
                           f"overwritten), or leave out {flag} for a fresh one")
     try:

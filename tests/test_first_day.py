@@ -118,6 +118,18 @@ def test_evaluate_follows_the_output_folder_rule(tmp_path, monkeypatch, capsys):
     assert (out / "results.json").read_text() == before
 
 
+def test_evaluate_into_the_folder_that_holds_its_config(tmp_path, capsys):
+    run = tmp_path / "trial"                                   # as a sweep's trial folder: its config, then results
+    run.mkdir()
+    cfg = run / "config.yaml"
+    cfg.write_text("agents: [greedy, random]\ndeals: 1\nplots: false\nprogress: false\n")
+    assert main(["evaluate", str(cfg), "--out", str(run)]) == 0
+    assert (run / "results.json").is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["trial"]
+    capsys.readouterr()
+    assert main(["evaluate", str(cfg), "--out", str(run)]) == 2   # results there now: refused
+    assert "the folder is not empty" in capsys.readouterr().err
+
+
 def test_bench_follows_the_output_folder_rule(tmp_path, capsys):
     out = tmp_path / "b"
     out.mkdir()

@@ -134,7 +134,7 @@ def test_other_rule_sets_and_seats():
     ({"opponents": ["random"]}, "opponents: 1 given for the 2 opponent seats"),
     ({"opponents": "nosuchagent"}, "opponents:"),
     ({"partner": 42}, "partner: 42 is not an agent spec"),
-    ({"partner": "strategic(nope=1)"}, "partner: agent spec 'strategic\\(nope=1\\)': StrategicAgent: unknown parameter"),
+    ({"partner": "strategic(nope=1)"}, r"partner: agent spec 'strategic\(nope=1\)': StrategicAgent: unknown"),
 ])
 def test_bad_arguments_are_one_clear_error(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -84,7 +84,8 @@ def evaluate_main(argv: Optional[List[str]] = None) -> int:
         if not cfg.agents:
             return fail("no agents: give a config file or --agents A B [C ...]")
         cfg.validate()
-        cfg.out = str(results_folder(cfg.out or default_out(cfg), explicit=args.out is not None))
+        cfg.out = str(results_folder(cfg.out or default_out(cfg), explicit=args.out is not None,
+                                     own=[args.config] if args.config else []))
     except (EvalConfigError, ConfigError) as e:
         return fail(str(e))
     runner = None
