@@ -1,0 +1,78 @@
+"""The compiled core: the rules of :mod:`handfoot_env.engine` and the encodings of
+:mod:`handfoot_env.observation` compiled with Numba, on many games held in arrays.
+
+The pure-Python engine stays the reference; tests/test_compiled_core.py and
+``python -m tests.soak --compare`` check that this core takes exactly the same
+states, legal lists, observations, masks and scores (docs/compiled_core.md).
+
+Compiled code is cached on disk, so only the first import after an install
+compiles.  The cache lives in ``$NUMBA_CACHE_DIR/handfoot-<digest>`` when
+``NUMBA_CACHE_DIR`` is set, else in the user's cache folder
+(``~/.cache/handfoot/numba-<digest>``); the digest covers the core's sources and the
+Numba version, so an edited or upgraded core never loads a stale cache (Numba's own
+index would only see the edited file, not the kernels that inline it), and an
+install in a read-only site-packages still caches.
+
+:func:`available` tells whether Numba is installed; :func:`resolve_core` turns the
+``core`` argument of the env and the batched samplers into ``"compiled"`` or
+``"reference"``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+CORES = ("reference", "compiled")
+_MODULES = ("layout", "rng", "searches", "rules", "play", "encode")
+
+
+def available() -> bool:
+    """Whether Numba is installed (the compiled core needs it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def resolve_core(core) -> str:
+    """``"compiled"`` or ``"reference"`` for a ``core`` argument: None or ``"auto"`` picks the
+    compiled core when Numba is installed; ``"compiled"`` without Numba is a ``ValueError``."""
+    if core is None or core == "auto":
+        return "compiled" if available() else "reference"
+    if core not in CORES:
+        raise ValueError(f"core must be 'reference', 'compiled' or 'auto', got {core!r}")
+    if core == "compiled" and not available():
+        raise ValueError("core 'compiled' needs Numba (pip install numba); core 'reference' needs nothing")
+    return core
+
+
+def cache_dir() -> Path:
+    """Where the compiled kernels are cached (see the module docstring)."""
+    import numba
+
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(numba.__version__.encode())
+    for name in _MODULES:
+        h.update((here / f"{name}.py").read_bytes())
+    digest = h.hexdigest()[:16]
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    if base:
+        return Path(base) / f"handfoot-{digest}"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "handfoot" / f"numba-{digest}"
+
+
+def load():
+    """Import the kernels with their cache folder set (first call compiles or loads them)."""
+    import sys
+
+    if __name__ + ".batch" in sys.modules:
+        return sys.modules[__name__ + ".batch"]
+    from numba.core import config
+
+    saved = config.CACHE_DIR
+    config.CACHE_DIR = str(cache_dir())
+    try:
+        from . import batch
+    finally:
+        config.CACHE_DIR = saved
+    return batch
