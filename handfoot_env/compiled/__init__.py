@@ -62,17 +62,19 @@ def cache_dir() -> Path:
 
 
 def load():
-    """Import the kernels with their cache folder set (first call compiles or loads them)."""
+    """Import the kernels with their cache folder set; returns :mod:`.game` (which holds
+    ``CompiledGame`` and, from :mod:`.batch`, ``CoreBatch``).  The kernels compile, or load
+    from the cache, at their first call."""
     import sys
 
-    if __name__ + ".batch" in sys.modules:
-        return sys.modules[__name__ + ".batch"]
+    if __name__ + ".game" in sys.modules:
+        return sys.modules[__name__ + ".game"]
     from numba.core import config
 
     saved = config.CACHE_DIR
     config.CACHE_DIR = str(cache_dir())
     try:
-        from . import batch
+        from . import game
     finally:
         config.CACHE_DIR = saved
-    return batch
+    return game

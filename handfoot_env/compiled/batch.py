@@ -55,8 +55,9 @@ class CoreBatch:
         self.obs = np.zeros((num_games, observation_size(r.players, r.teams)), dtype=np.float32)
         self.mask = np.zeros((num_games, NUM_ACTIONS), dtype=np.int8)
         self.counts = np.zeros(num_games, dtype=np.int64)
+        #: legal ids of each game's player to act: ``legal_ids[g, :counts[g]]``, in id order
+        self.legal_ids = np.zeros((num_games, NUM_ACTIONS), dtype=np.int16)
         self._legal = np.zeros(NUM_ACTIONS, dtype=np.int64)
-        self._none = np.full(num_games, -1, dtype=np.int64)
         self._zero_scores = np.zeros(r.teams, dtype=np.int64)
         self._no_shoe = np.zeros(0, dtype=np.int64)
 
@@ -67,9 +68,11 @@ class CoreBatch:
         seeds = list(seeds)
         if len(seeds) != len(idx):
             raise ValueError(f"reset needs one seed per game: {len(idx)} games, {len(seeds)} seeds")
+        acts = np.full(self.num_games, -2 if games is not None else -1, dtype=np.int64)
         for g, seed in zip(idx, seeds):
             self.reset_one(g, seed)
-        self.step(self._none)
+            acts[g] = -1
+        self.step(acts)
 
     def reset_one(self, g: int, seed: int, round: int = 1, scores: Optional[Sequence[int]] = None,
                   shoe: Optional[Sequence[str]] = None) -> None:
@@ -81,11 +84,12 @@ class CoreBatch:
                   np.asarray(top, dtype=np.int64), self.ro, self.wo)
 
     def step(self, actions: np.ndarray) -> int:
-        """Play ``actions[g]`` in game g (skip it when negative), then write every game's observation,
-        mask and legal count.  Returns the number of games whose action was not in the mask
-        written last (those games are left as they were, ``counts[g] == -1``)."""
+        """Play ``actions[g]`` in game g, then write its observation, mask, legal count and legal
+        ids; ``-1``: only write them; below ``-1``: leave game g alone.  Returns the number of
+        games whose action was not in the mask written last (those games are left as they were,
+        ``counts[g] == -1``)."""
         return step_batch(self.S, self.R, np.asarray(actions, dtype=np.int64), self.obs, self.mask, self.counts,
-                          self.ro, self.wo)
+                          self.legal_ids, self.ro, self.wo)
 
     def observe(self, g: int, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
         """Any seat's observation and mask of game ``g`` into ``obs`` and ``mask``."""

@@ -146,15 +146,19 @@ def observe_acting(s, R, obs, mask, legal, ro, wo):
 
 
 @njit(cache=True)
-def step_batch(S, R, actions, obs, mask, counts, ro, wo):
+def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
     """For each game g with ``actions[g] >= 0``: check the action against ``mask[g]`` (the mask
-    written by the previous call), apply it, then write the new observation, mask and legal
-    count of the player to act.  Returns the number of games whose action was not legal
-    (they are left unchanged, ``counts[g]`` set to -1)."""
+    written by the previous call), apply it, then write the new observation, mask, legal
+    count and legal ids (``legal_ids[g, :counts[g]]``) of the player to act; with
+    ``actions[g] == -1`` only write them; with ``actions[g] < -1`` leave game g alone.  Returns the
+    number of games whose action was not legal (they are left unchanged, ``counts[g]`` set
+    to -1)."""
     legal = np.empty(mask.shape[1], dtype=np.int64)
     bad = 0
     for g in range(S.shape[0]):
         a = actions[g]
+        if a < -1:
+            continue
         s = S[g]
         if a >= 0:
             if a >= mask.shape[1] or not mask[g, a] or s[OVER]:
@@ -162,7 +166,10 @@ def step_batch(S, R, actions, obs, mask, counts, ro, wo):
                 bad += 1
                 continue
             apply_legal(s, R, a, ro, wo)
-        counts[g] = observe_acting(s, R, obs[g], mask[g], legal, ro, wo)
+        c = observe_acting(s, R, obs[g], mask[g], legal, ro, wo)
+        counts[g] = c
+        for i in range(c):
+            legal_ids[g, i] = legal[i]
     return bad
 
 

@@ -1,0 +1,159 @@
+"""One game on the compiled core behind the interface of :class:`handfoot_env.engine.Game`.
+
+:class:`CompiledGame` is what ``handfoot_v0.env(core="compiled")`` plays on: ``reset``,
+``legal_actions``, ``apply_legal``, ``step`` (with the reference's reasons for an illegal
+action), ``current``, ``phase``, the scores and round results are read from the compiled
+row.  Everything else a ``Game`` has (``hands``, ``melds``, ``state_dict()``, ``clone()``,
+the scoring and the record) comes from a reference ``Game`` built from the row when first
+asked for after a change (:meth:`CompiledGame.reference`), so renderers, seat views,
+records and heuristic agents work unchanged.  The state lives in the row: assigning a
+state attribute raises ``AttributeError`` (edit a reference ``Game`` instead).
+"""
+from __future__ import annotations
+
+import random
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from ..actions import NUM_ACTIONS, action_index
+from ..config import RulesLike
+from ..engine import Game, IllegalActionError
+from . import layout as L
+from .batch import CoreBatch, game_from_row, state_row
+from .play import apply_legal
+
+_OWN = frozenset(("_batch", "_row", "_ref", "_ref_version", "_version", "history", "rules", "n", "num_teams",
+                  "team_of", "teammates"))
+
+
+class CompiledGame:
+    """A :class:`~handfoot_env.engine.Game` whose state is a row of the compiled core."""
+
+    def __init__(self, rules: RulesLike = None, **overrides):
+        self._batch = CoreBatch(rules, 1, **overrides)
+        self._row = self._batch.S[0]
+        r = self.rules = self._batch.rules
+        self.n, self.num_teams = r.players, r.teams
+        self.team_of = tuple(p % r.teams for p in range(r.players))
+        self.teammates = tuple(r.teammates(p) for p in range(r.players))
+        self.history: List[tuple] = []
+        self._version = 0
+        self._ref: Optional[Game] = None
+        self._ref_version = -1
+        self._row[L.PHASE] = 3
+        self._row[L.SEED] = -1
+
+    def __setattr__(self, name, value):
+        if name not in _OWN:
+            raise AttributeError(f"CompiledGame keeps its state in arrays: {name!r} cannot be assigned "
+                                 f"(edit a reference Game, core='reference', instead)")
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in _OWN:
+            raise AttributeError(name)
+        return getattr(self.reference(), name)
+
+    # ------------------------------------------------------------------ play
+    def reset(self, seed: Optional[int] = None, shoe: Optional[Sequence[str]] = None, round: int = 1,
+              scores: Optional[Sequence[int]] = None) -> None:
+        if seed is None:
+            seed = random.SystemRandom().randrange(2 ** 31)
+        self._batch.reset_one(0, seed, round, scores, shoe)
+        self.history = []
+        self._version += 1
+
+    def legal_actions(self) -> List[int]:
+        return self._batch.legal(0)
+
+    def apply_legal(self, a: int) -> None:
+        """Apply ``a``, an action of :meth:`legal_actions` of this very state, unchecked (as ``Game``)."""
+        b = self._batch
+        self.history.append((int(self._row[L.CURRENT]), a))
+        apply_legal(self._row, b.R, a, b.ro, b.wo)
+        self._version += 1
+
+    def step(self, action) -> None:
+        """Apply ``action``; :class:`IllegalActionError` with the reference's reason if not allowed."""
+        action = int(action) if not isinstance(action, bool) and hasattr(action, "__index__") else action
+        if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS \
+                and action in self.legal_actions():
+            self.apply_legal(action)
+            return
+        reason = self.reference().reason_illegal(action)
+        raise IllegalActionError(action, reason or "not in the legal list of this state")
+
+    def step_name(self, name: str) -> None:
+        self.step(action_index(name))
+
+    def observe(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
+        """Observation and mask of ``seat`` into ``obs`` (float32) and ``mask`` (int8); the legal count."""
+        return self._batch.observe(0, seat, obs, mask)
+
+    # --------------------------------------------------------------- reading
+    @property
+    def current(self) -> int:
+        return int(self._row[L.CURRENT])
+
+    current_player = current
+
+    @property
+    def phase(self) -> int:
+        return int(self._row[L.PHASE])
+
+    @property
+    def turn_player(self) -> int:
+        return int(self._row[L.TURN])
+
+    @property
+    def action_count(self) -> int:
+        return int(self._row[L.ACOUNT])
+
+    @property
+    def seed(self) -> Optional[int]:
+        s = int(self._row[L.SEED])
+        return None if s < 0 else s
+
+    @property
+    def game_over(self) -> bool:
+        return bool(self._row[L.OVER])
+
+    @property
+    def winner(self) -> Optional[int]:
+        w = int(self._row[L.WINNER])
+        return None if w < 0 else w
+
+    @property
+    def round(self) -> int:
+        return int(self._row[L.ROUND])
+
+    @property
+    def scores(self) -> List[int]:
+        return self._batch.scores(0)
+
+    @property
+    def rounds_finished(self) -> int:
+        return int(self._row[L.NRS])
+
+    @property
+    def round_scores(self) -> List[List[int]]:
+        return self._batch.round_scores(0)
+
+    def reference(self) -> Game:
+        """A reference :class:`Game` in this state (with the history), rebuilt after each change."""
+        if self._ref_version != self._version:
+            g = game_from_row(self.rules, self._row)
+            g.history = list(self.history)
+            self._ref = g
+            self._ref_version = self._version
+        return self._ref
+
+    def clone(self) -> "CompiledGame":
+        c = CompiledGame(self.rules)
+        c._row[:] = self._row
+        c.history = list(self.history)
+        return c
+
+
+__all__ = ["CompiledGame", "CoreBatch", "state_row", "game_from_row"]
