@@ -7,7 +7,9 @@ row.  Everything else a ``Game`` has (``hands``, ``melds``, ``state_dict()``, ``
 the scoring and the record) comes from a reference ``Game`` built from the row when first
 asked for after a change (:meth:`CompiledGame.reference`), so renderers, seat views,
 records and heuristic agents work unchanged.  The state lives in the row: assigning a
-state attribute raises ``AttributeError`` (edit a reference ``Game`` instead).
+state attribute raises ``AttributeError``; an edit made through an attribute read here
+(``g.hands[0][k] -= 1``, as scripted tests do) is written back into the row before the
+next call that reads it.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from . import layout as L
 from .batch import CoreBatch, game_from_row, state_row
 from .play import apply_legal
 
-_OWN = frozenset(("_batch", "_row", "_ref", "_ref_version", "_version", "history", "rules", "n", "num_teams",
+_OWN = frozenset(("_batch", "_row", "_ref", "_ref_version", "_version", "_handed", "history", "rules", "n", "num_teams",
                   "team_of", "teammates"))
 
 
@@ -41,6 +43,7 @@ class CompiledGame:
         self._version = 0
         self._ref: Optional[Game] = None
         self._ref_version = -1
+        self._handed = False        # the reference was handed out through an attribute: may be edited
         self._row[L.PHASE] = 3
         self._row[L.SEED] = -1
 
@@ -53,7 +56,15 @@ class CompiledGame:
     def __getattr__(self, name):
         if name.startswith("__") or name in _OWN:
             raise AttributeError(name)
-        return getattr(self.reference(), name)
+        ref = self.reference()
+        self._handed = True
+        return getattr(ref, name)
+
+    def _sync(self) -> None:
+        """Write edits made through the reference handed out by ``__getattr__`` back into the row."""
+        if self._handed:
+            self._handed = False
+            state_row(self._ref, self._row)
 
     # ------------------------------------------------------------------ play
     def reset(self, seed: Optional[int] = None, shoe: Optional[Sequence[str]] = None, round: int = 1,
@@ -62,13 +73,16 @@ class CompiledGame:
             seed = random.SystemRandom().randrange(2 ** 31)
         self._batch.reset_one(0, seed, round, scores, shoe)
         self.history = []
+        self._handed = False
         self._version += 1
 
     def legal_actions(self) -> List[int]:
+        self._sync()
         return self._batch.legal(0)
 
     def apply_legal(self, a: int) -> None:
         """Apply ``a``, an action of :meth:`legal_actions` of this very state, unchecked (as ``Game``)."""
+        self._sync()
         b = self._batch
         self.history.append((int(self._row[L.CURRENT]), a))
         apply_legal(self._row, b.R, a, b.ro, b.wo)
@@ -89,17 +103,20 @@ class CompiledGame:
 
     def observe(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
         """Observation and mask of ``seat`` into ``obs`` (float32) and ``mask`` (int8); the legal count."""
+        self._sync()
         return self._batch.observe(0, seat, obs, mask)
 
     # --------------------------------------------------------------- reading
     @property
     def current(self) -> int:
+        self._sync()
         return int(self._row[L.CURRENT])
 
     current_player = current
 
     @property
     def phase(self) -> int:
+        self._sync()
         return int(self._row[L.PHASE])
 
     @property
@@ -142,6 +159,7 @@ class CompiledGame:
 
     def reference(self) -> Game:
         """A reference :class:`Game` in this state (with the history), rebuilt after each change."""
+        self._sync()
         if self._ref_version != self._version:
             g = game_from_row(self.rules, self._row)
             g.history = list(self.history)
@@ -150,6 +168,7 @@ class CompiledGame:
         return self._ref
 
     def clone(self) -> "CompiledGame":
+        self._sync()
         c = CompiledGame(self.rules)
         c._row[:] = self._row
         c.history = list(self.history)
