@@ -15,13 +15,10 @@ import pytest
 from handfoot_env import handfoot_v0
 from handfoot_env.compiled import available, resolve_core
 
-from agents.registry import make_agent
 from handfoot_env.config import PRESETS, load_rules
 from handfoot_env.engine import Game, IllegalActionError
-from handfoot_env.observation import encode_observation, mask_of
-from handfoot_env.view import seat_view
 
-from .soak import compare_game
+from .soak import compare_engine_game, compare_game
 
 pytestmark = pytest.mark.skipif(not available(), reason="the compiled core needs Numba")
 if available():
@@ -44,42 +41,8 @@ VARIANTS = {
 }
 
 
-def _play_compare(rules, seed: int, specs=("random",), max_steps: int = 100_000) -> int:
-    """One game on a reference Game and a one-game CoreBatch; everything compared at every step."""
-    rng = random.Random(seed)
-    g = Game(rules)
-    g.reset(seed=seed)
-    b = CoreBatch(g.rules, 1)
-    b.reset([seed])
-    agents = []
-    for p in range(g.n):
-        a = make_agent(rng.choice(specs), rng.randrange(2 ** 31))
-        a.reset(p, g.rules, rng.randrange(2 ** 31))
-        agents.append(a)
-    row = np.zeros_like(b.S[0])
-    act = np.zeros(1, dtype=np.int64)
-    steps = 0
-    while steps < max_steps:
-        assert np.array_equal(state_row(g, row), b.S[0]), f"state differs at step {steps}: " \
-            f"{np.flatnonzero(row != b.S[0])[:8].tolist()}"
-        legal = g.legal_actions()
-        assert legal == b.legal_ids[0, :b.counts[0]].tolist() == b.legal(0), f"legal lists differ at step {steps}"
-        if g.game_over:
-            assert b.counts[0] == 0 and not b.mask[0].any()
-            return steps
-        assert np.array_equal(mask_of(legal), b.mask[0]), f"mask differs at step {steps}"
-        obs = encode_observation(g, g.current, legal)
-        assert np.array_equal(obs, b.obs[0]), f"observation differs at {np.flatnonzero(obs != b.obs[0])}"
-        agent = agents[g.current]
-        if agent.needs_observation:
-            a = int(rng.choice(legal))
-        else:
-            a = int(agent.act(None, seat_view(g, g.current)))
-        g.apply_legal(a)
-        act[0] = a
-        assert b.step(act) == 0
-        steps += 1
-    raise AssertionError("game did not end")
+def _play_compare(rules, seed: int, specs=("random",)) -> int:
+    return compare_engine_game(rules, seed, random.Random(seed), specs)
 
 
 def test_the_random_generator_is_pythons_draw_for_draw():
