@@ -61,20 +61,30 @@ def cache_dir() -> Path:
     return Path(xdg) / "handfoot" / f"numba-{digest}"
 
 
-def load():
-    """Import the kernels with their cache folder set; returns :mod:`.game` (which holds
-    ``CompiledGame`` and, from :mod:`.batch`, ``CoreBatch``).  The kernels compile, or load
-    from the cache, at their first call."""
-    import sys
+_CACHE_DIR: list = []
 
-    if __name__ + ".game" in sys.modules:
-        return sys.modules[__name__ + ".game"]
+
+def kernel(fn=None, **options):
+    """``numba.njit(cache=True, **options)`` caching in :func:`cache_dir` (Numba reads its cache
+    folder when a function is decorated; the global setting is restored right after)."""
+    from numba import njit
     from numba.core import config
 
-    saved = config.CACHE_DIR
-    config.CACHE_DIR = str(cache_dir())
-    try:
-        from . import game
-    finally:
-        config.CACHE_DIR = saved
+    def wrap(f):
+        if not _CACHE_DIR:
+            _CACHE_DIR.append(str(cache_dir()))
+        saved = config.CACHE_DIR
+        config.CACHE_DIR = _CACHE_DIR[0]
+        try:
+            return njit(cache=True, **options)(f)
+        finally:
+            config.CACHE_DIR = saved
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def load():
+    """The compiled core's Python side: :mod:`.game` (``CompiledGame``, ``CoreBatch``, ``state_row``,
+    ``game_from_row``).  The kernels compile, or load from the cache, at their first call."""
+    from . import game
     return game

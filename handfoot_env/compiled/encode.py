@@ -8,7 +8,7 @@ call for the whole batch.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED, INCOMPLETE, MELDS,
                      MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_CB, R_DB, R_GC,
@@ -19,7 +19,7 @@ from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_
                     legal_into, pickup_ok)
 
 
-@njit(cache=True)
+@kernel
 def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
     """The observation of ``seat`` into ``obs`` (float32).  ``takeable_known``: ``takeable`` is whether
     PICKUP is legal now (saves the pickup search when the legal list is at hand)."""
@@ -130,7 +130,7 @@ def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
     return pos + 8
 
 
-@njit(cache=True)
+@kernel
 def observe_acting(s, R, obs, mask, legal, ro, wo):
     """Observation and mask of the player to act (all-zero mask when the game is over); returns the
     number of legal actions, listed in ``legal``."""
@@ -145,7 +145,7 @@ def observe_acting(s, R, obs, mask, legal, ro, wo):
     return cnt
 
 
-@njit(cache=True)
+@kernel
 def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
     """For each game g with ``actions[g] >= 0``: check the action against ``mask[g]`` (the mask
     written by the previous call), apply it, then write the new observation, mask, legal
@@ -173,7 +173,7 @@ def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
     return bad
 
 
-@njit(cache=True)
+@kernel
 def observe_seat(s, R, seat, obs, mask, legal, ro, wo):
     """Observation of any ``seat`` and its mask (zero unless it is to act); returns the legal count."""
     mask[:] = 0
@@ -183,6 +183,6 @@ def observe_seat(s, R, seat, obs, mask, legal, ro, wo):
     return 0
 
 
-@njit(cache=True)
+@kernel
 def action_count(s):
     return s[ACOUNT]

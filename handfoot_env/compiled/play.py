@@ -8,7 +8,7 @@ is stuck (``Game._settle``), in a loop rather than by recursion.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import kernel
 
 from .layout import (ACOUNT, ASKED, BC, BOOKS, CANCELS, CURRENT, DEALER, DECK1, DISC, DISC_LEN, EXTRA, F_J, F_N,
                      F_S, F_T, FEET, FOOTUP, FORCED, HANDS, INCOMPLETE, MAXB, MAXC, MAXP, MAXT, MELDS, MINIMUM, MVAL,
@@ -20,7 +20,7 @@ from .rng import randbelow, seeded, shuffle
 from .rules import (ANSWER_NO, ANSWER_PHASE, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, CLEAN, DIRTY, DISCARD_BASE, DRAW,
                     DRAW_PHASE, GAME_OVER, JOKER, LAY_RED_THREE, MELD_BASE, MELD_PHASE, NK, NR, PICKUP, RED3, TWO,
                     WILD, WILD_SLOT, hand_at, hand_size, legal_into, meld_at, pickup_ok, points, taken_count)
-@njit(cache=True)
+@kernel
 def _add_to_meld(s, team, slot, n, t, j):
     s[MVAL + team] += points(slot, n, t, j)
     m = meld_at(team, slot)
@@ -37,7 +37,7 @@ def _add_to_meld(s, team, slot, n, t, j):
         s[m] = s[m + 1] = s[m + 2] = 0
 
 
-@njit(cache=True)
+@kernel
 def _open(s, R, p):
     team = p % R[R_T]
     s[OPENED + team] = 1
@@ -50,7 +50,7 @@ def _open(s, R, p):
     s[FORCED] = s[F_S] = s[F_N] = s[F_T] = s[F_J] = 0
 
 
-@njit(cache=True)
+@kernel
 def _pick_up_foot(s, p):
     h, f = hand_at(p), FEET + NK * p
     for k in range(NK):
@@ -59,7 +59,7 @@ def _pick_up_foot(s, p):
     s[FOOTUP + p] = 1
 
 
-@njit(cache=True)
+@kernel
 def _after_hand_change(s, R, p, ro, wo):
     if hand_size(s, p):
         return
@@ -70,7 +70,7 @@ def _after_hand_change(s, R, p, ro, wo):
         end_round(s, R)
 
 
-@njit(cache=True)
+@kernel
 def _apply_meld(s, R, p, slot, n, t, j, ro, wo):
     h = hand_at(p)
     team = p % R[R_T]
@@ -94,7 +94,7 @@ def _apply_meld(s, R, p, slot, n, t, j, ro, wo):
     _after_hand_change(s, R, p, ro, wo)
 
 
-@njit(cache=True)
+@kernel
 def _apply_pickup(s, R, p, ro, wo):
     h = hand_at(p)
     team = p % R[R_T]
@@ -138,7 +138,7 @@ def _apply_pickup(s, R, p, ro, wo):
     _after_hand_change(s, R, p, ro, wo)
 
 
-@njit(cache=True)
+@kernel
 def _cancel(s, R, p):
     team = p % R[R_T]
     h = hand_at(p)
@@ -159,7 +159,7 @@ def _cancel(s, R, p):
     s[CANCELS] += 1
 
 
-@njit(cache=True)
+@kernel
 def _next_turn(s, R):
     s[TURN] = (s[TURN] + 1) % R[R_N]
     s[CURRENT] = s[TURN]
@@ -169,7 +169,7 @@ def _next_turn(s, R):
     s[CANCELS] = 0
 
 
-@njit(cache=True)
+@kernel
 def _apply_discard(s, R, p, kind, ro, wo):
     h = hand_at(p)
     s[h + kind] -= 1
@@ -187,7 +187,7 @@ def _apply_discard(s, R, p, kind, ro, wo):
     _next_turn(s, R)
 
 
-@njit(cache=True)
+@kernel
 def _pop_stock(s):
     n = s[STOCK_LEN] - 1
     s[STOCK_LEN] = n
@@ -196,7 +196,7 @@ def _pop_stock(s):
     return k
 
 
-@njit(cache=True)
+@kernel
 def apply_legal(s, R, a, ro, wo):
     """``Game.apply_legal``: ``a`` must be in the legal list of this state."""
     p = s[CURRENT]
@@ -235,7 +235,7 @@ def apply_legal(s, R, a, ro, wo):
     settle(s, R, ro, wo)
 
 
-@njit(cache=True)
+@kernel
 def stuck(s, R, ro, wo):
     """``Game._settle``'s test: the player to act cannot go on (the round ends as a stock-out)."""
     if s[PHASE] != DRAW_PHASE:
@@ -249,7 +249,7 @@ def stuck(s, R, ro, wo):
     return not (s[STOCK_LEN] >= 2 or pickup_ok(s, R, p, ro, wo))
 
 
-@njit(cache=True)
+@kernel
 def settle(s, R, ro, wo):
     """Deal the round that an ended round left pending, and end rounds while the player to act
     is stuck: ``Game._end_round``'s deal and ``Game._settle``, as a loop (no recursion, which
@@ -264,7 +264,7 @@ def settle(s, R, ro, wo):
 
 
 # ---------------------------------------------------------------- rounds
-@njit(cache=True)
+@kernel
 def end_round(s, R):
     """``Game._end_round``: score the round, then end the game or leave the next deal to :func:`settle`."""
     n, nt = R[R_N], R[R_T]
@@ -322,7 +322,7 @@ def end_round(s, R):
     s[NEED_DEAL] = 1
 
 
-@njit(cache=True)
+@kernel
 def deal(s, R, top):
     """``Game._make_shoe`` and ``Game._deal`` for round ``s[ROUND]``; ``top`` stacks the shoe's top."""
     n = R[R_N]
@@ -404,7 +404,7 @@ def deal(s, R, top):
     s[WENT_OUT] = -1
 
 
-@njit(cache=True)
+@kernel
 def reset(s, R, seed, start_round, scores, top, ro, wo):
     """``Game.reset`` with checked arguments: ``scores`` one per team, ``top`` the stacked shoe's kinds."""
     s[:] = 0

@@ -9,14 +9,14 @@ tests/test_compiled_core.py checks the sequences against :mod:`random`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import kernel
 
 N = 624
 M = 397
 MASK32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True)
+@kernel
 def _init_genrand(mt, s):
     mt[0] = s & 0xFFFFFFFF
     for i in range(1, N):
@@ -24,7 +24,7 @@ def _init_genrand(mt, s):
         mt[i] = (1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF
 
 
-@njit(cache=True)
+@kernel
 def seeded(seed):
     """A generator state (625 int64: 624 words and the index) seeded like ``random.Random(seed)``, seed >= 0."""
     st = np.zeros(N + 1, dtype=np.int64)
@@ -66,7 +66,7 @@ def seeded(seed):
     return st
 
 
-@njit(cache=True)
+@kernel
 def _next32(st):
     mt = st
     if st[N] >= N:
@@ -86,7 +86,7 @@ def _next32(st):
     return y & 0xFFFFFFFF
 
 
-@njit(cache=True)
+@kernel
 def getrandbits(st, k):
     """``Random.getrandbits(k)`` for 1 <= k <= 63."""
     if k <= 32:
@@ -96,7 +96,7 @@ def getrandbits(st, k):
     return lo | (hi << 32)
 
 
-@njit(cache=True)
+@kernel
 def randbelow(st, n):
     """``Random.randrange(n)`` (``_randbelow``) for 1 <= n < 2**63."""
     k = 0
@@ -110,7 +110,7 @@ def randbelow(st, n):
     return r
 
 
-@njit(cache=True)
+@kernel
 def shuffle(st, a, start, stop):
     """``Random.shuffle`` of ``a[start:stop]`` in place."""
     n = stop - start

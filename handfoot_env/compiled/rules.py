@@ -8,7 +8,7 @@ in the same order of checks; the legal list comes out in id order, as the refere
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, INCOMPLETE, MAXP,
                      MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GC,
@@ -22,17 +22,17 @@ NK, NR, TWO, JOKER, RED3, BLACK3, WILD_SLOT = 15, 11, 11, 12, 13, 14, 11
 CLEAN, DIRTY, WILD = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def hand_at(p):
     return HANDS + NK * p
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def meld_at(team, slot):
     return MELDS + 36 * team + 3 * slot
 
 
-@njit(cache=True)
+@kernel
 def hand_size(s, p):
     h = HANDS + NK * p
     tot = 0
@@ -41,12 +41,12 @@ def hand_size(s, p):
     return tot
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def points(slot, n, t, j):
     return n * (VALS[slot] if slot < NR else 0) + t * 20 + j * 50
 
 
-@njit(cache=True)
+@kernel
 def partners_ok(s, R, p):
     if not R[R_PIF]:
         return True
@@ -56,7 +56,7 @@ def partners_ok(s, R, p):
     return True
 
 
-@njit(cache=True)
+@kernel
 def may_go_out(s, R, p):
     if not s[FOOTUP + p] or not s[OPENED + p % R[R_T]]:
         return False
@@ -67,19 +67,19 @@ def may_go_out(s, R, p):
     return True
 
 
-@njit(cache=True)
+@kernel
 def books_ok(s, R, team):
     return (s[BC + 3 * team] >= R[R_GC] and s[BC + 3 * team + 1] >= R[R_GD] and s[BC + 3 * team + 2] >= R[R_GW])
 
 
-@njit(cache=True)
+@kernel
 def taken_count(s, R):
     nd = s[DISC_LEN]
     take = R[R_TAKE]
     return nd if take == 0 or take > nd else take
 
 
-@njit(cache=True)
+@kernel
 def _slots_of(s, team):
     slots = np.empty((12, 3), dtype=np.int64)
     base = MELDS + 36 * team
@@ -88,7 +88,7 @@ def _slots_of(s, team):
     return slots
 
 
-@njit(cache=True)
+@kernel
 def can_go_out(s, R, hand, slots, b0, b1, b2):
     """``Game._can_go_out``."""
     if hand[RED3] or hand[BLACK3] > 1:
@@ -98,7 +98,7 @@ def can_go_out(s, R, hand, slots, b0, b1, b2):
                          R[R_WM] == 1)
 
 
-@njit(cache=True)
+@kernel
 def _add_to_slot(slots, books, slot, n, t, j):
     slots[slot, 0] += n
     slots[slot, 1] += t
@@ -113,7 +113,7 @@ def _add_to_slot(slots, books, slot, n, t, j):
         slots[slot, 0] = slots[slot, 1] = slots[slot, 2] = 0
 
 
-@njit(cache=True)
+@kernel
 def meld_goes_out(s, R, p, slot, n, t, j):
     """``Game._meld_goes_out``."""
     team = p % R[R_T]
@@ -128,7 +128,7 @@ def meld_goes_out(s, R, p, slot, n, t, j):
     return can_go_out(s, R, hand, slots, books[0], books[1], books[2])
 
 
-@njit(cache=True)
+@kernel
 def _hand_after_pickup(s, R, p, top):
     h2 = s[hand_at(p):hand_at(p) + NK].copy()
     h2[top] -= 2
@@ -139,7 +139,7 @@ def _hand_after_pickup(s, R, p, top):
     return h2
 
 
-@njit(cache=True)
+@kernel
 def pickup_goes_out(s, R, p, h2, slot, top, room):
     """``Game._pickup_goes_out`` (``h2`` already computed)."""
     if not may_go_out(s, R, p):
@@ -161,7 +161,7 @@ def pickup_goes_out(s, R, p, h2, slot, top, room):
     return can_go_out(s, R, h2, slots, books[0], books[1], books[2])
 
 
-@njit(cache=True)
+@kernel
 def pickup_ok(s, R, p, ro, wo):
     """``Game._pickup_reason(p) is None`` in the draw phase."""
     nd = s[DISC_LEN]
@@ -238,7 +238,7 @@ def pickup_ok(s, R, p, ro, wo):
     return value3 + max_meld_value(h2, slots, double, R[R_WM] == 1, avail, ro, wo) >= minimum
 
 
-@njit(cache=True)
+@kernel
 def _any_prov(s):
     for k in range(NK):
         if s[PROV + k]:
@@ -246,14 +246,14 @@ def _any_prov(s):
     return False
 
 
-@njit(cache=True)
+@kernel
 def cancel_ok(s, R, p):
     if s[PHASE] != MELD_PHASE or s[OPENED + p % R[R_T]]:
         return False
     return _any_prov(s) and s[CANCELS] < 1
 
 
-@njit(cache=True)
+@kernel
 def ask_ok(s, R, p):
     if s[PHASE] != MELD_PHASE:
         return False
@@ -266,7 +266,7 @@ def ask_ok(s, R, p):
     return True
 
 
-@njit(cache=True)
+@kernel
 def meld_post_ok(s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t, j, book, ro, wo):
     """``Game._meld_post_reason(...) is None``."""
     team = p % R[R_T]
@@ -328,7 +328,7 @@ def meld_post_ok(s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t,
     return True
 
 
-@njit(cache=True)
+@kernel
 def _melds_into(s, R, p, out, cnt, ro, wo):
     """``Game._add_legal_melds``: append the legal meld ids, slot by slot, in id order."""
     team = p % R[R_T]
@@ -374,7 +374,7 @@ def _melds_into(s, R, p, out, cnt, ro, wo):
     return cnt
 
 
-@njit(cache=True)
+@kernel
 def legal_into(s, R, out, ro, wo):
     """``Game.legal_actions`` into ``out``; returns the count."""
     ph = s[PHASE]

@@ -16,7 +16,7 @@ twos, jokers).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import kernel
 
 from .layout import MAXW, VALS
 
@@ -25,12 +25,12 @@ RANKS_BY_VALUE = np.arange(10, -1, -1, dtype=np.int64)
 RO_HN, RO_K = 15, 7            # rank_options: hn 0..14, n0/w0/wmax 0..6
 
 
-@njit(cache=True)
+@kernel
 def wild_ok(n, w, double):
     return n >= 2 * w if double else n > w
 
 
-@njit(cache=True)
+@kernel
 def _rank_options_into(hn, n0, w0, wmax, double, res):
     """``melds.rank_options``: res[k, x] = 1 for each (naturals, wilds) option."""
     stack = np.zeros((512, 5), dtype=np.int64)      # k, x, nc, wc, depth
@@ -61,7 +61,7 @@ def _rank_options_into(hn, n0, w0, wmax, double, res):
                     res[k + a, x + b] = 1
 
 
-@njit(cache=True)
+@kernel
 def _wild_options_into(w_hand, w0, res):
     """``melds.wild_meld_options``: res[u] = 1 for each number of wilds."""
     stack = np.zeros((512, 3), dtype=np.int64)      # used, s, depth
@@ -84,7 +84,7 @@ def _wild_options_into(w_hand, w0, res):
                 res[used + a] = 1
 
 
-@njit(cache=True)
+@kernel
 def option_tables():
     """(rank options [double, hn, n0, w0, wmax, k, x], wild options [w_hand, w0, used]) as uint8 flags."""
     ro = np.zeros((2, RO_HN, RO_K, RO_K, RO_K, RO_HN, RO_K), dtype=np.uint8)
@@ -101,7 +101,7 @@ def option_tables():
     return ro, wo
 
 
-@njit(cache=True)
+@kernel
 def completable(hand, slot, n0, w0, max_cards, double):
     """``Game._completable``: can ``hand`` make the slot's meld of n0 naturals, w0 wilds legal?"""
     wilds = hand[TWO] + hand[JOKER]
@@ -118,7 +118,7 @@ def completable(hand, slot, n0, w0, max_cards, double):
     return False
 
 
-@njit(cache=True)
+@kernel
 def opening_bounds(hand, sizes, wild_melds, max_cards, need, wo):
     """``melds.opening_bounds``: 1 (True), 0 (False) or -1 (None: only the program can tell)."""
     if sizes[WILD_SLOT] == 1 or sizes[WILD_SLOT] == 2:
@@ -204,7 +204,7 @@ def opening_bounds(hand, sizes, wild_melds, max_cards, need, wo):
     return 1 if nat + 50 * jokers + 20 * (used_w - jokers) >= need else -1
 
 
-@njit(cache=True)
+@kernel
 def max_meld_value(hand, slots, double, wild_melds, max_cards, ro, wo):
     """``melds.max_meld_value``: the highest card value ``hand`` can add to ``slots`` with at most
     ``max_cards`` cards."""
@@ -272,7 +272,7 @@ def max_meld_value(hand, slots, double, wild_melds, max_cards, ro, wo):
     return best
 
 
-@njit(cache=True)
+@kernel
 def _chain(n0, w0, nat, wmax, wild_slot, double, need_c, need_d, need_w, out):
     """``go_out_search``'s chain: out[used, c, d, wb] = 1 (book counts capped at the need)."""
     cap = 64 + 8 * (nat + wmax)
@@ -315,7 +315,7 @@ def _chain(n0, w0, nat, wmax, wild_slot, double, need_c, need_d, need_w, out):
                 out[used + b, min(c, need_c), min(d, need_d), min(wb, need_w)] = 1
 
 
-@njit(cache=True)
+@kernel
 def go_out_search(hand, slots, have_c, have_d, have_w, need_c, need_d, need_w, double, wild_melds):
     """``melds.go_out_search`` for ``Game._can_go_out``'s arguments: can every card of ``hand``
     (15 counts, no red three, at most one black three) be melded onto ``slots``, but for at most
