@@ -104,8 +104,18 @@ def test_compiled_game_names_the_reason_of_an_illegal_action_and_keeps_its_state
     with pytest.raises(IllegalActionError, match="discard"):
         c.step_name("discard:K")
     assert np.array_equal(before, c._row)
-    with pytest.raises(AttributeError, match="cannot be assigned"):
-        c.phase = 1
+
+
+def test_an_edit_of_a_compiled_games_state_is_written_back_into_its_row():
+    g, c = Game("pagat"), CompiledGame("pagat")
+    g.reset(seed=4)
+    c.reset(seed=4)
+    for game in (g, c):
+        game.step_name("draw")
+        game.hands[game.current][0] += 3          # three more 4s
+        game.discard = [5, 5]
+    assert c.legal_actions() == g.legal_actions()
+    assert np.array_equal(state_row(g), c._row)
 
 
 def test_a_batch_rejects_an_action_outside_the_mask_and_leaves_the_game_alone():

@@ -6,10 +6,9 @@ action), ``current``, ``phase``, the scores and round results are read from the 
 row.  Everything else a ``Game`` has (``hands``, ``melds``, ``state_dict()``, ``clone()``,
 the scoring and the record) comes from a reference ``Game`` built from the row when first
 asked for after a change (:meth:`CompiledGame.reference`), so renderers, seat views,
-records and heuristic agents work unchanged.  The state lives in the row: assigning a
-state attribute raises ``AttributeError``; an edit made through an attribute read here
-(``g.hands[0][k] -= 1``, as scripted tests do) is written back into the row before the
-next call that reads it.
+records and heuristic agents work unchanged.  The state lives in the row; an edit of it
+(``g.stock = [...]``, ``g.hands[0][k] -= 1``, as scripted tests do) is made on that
+reference ``Game`` and written back into the row before the next call that reads it.
 """
 from __future__ import annotations
 
@@ -48,10 +47,12 @@ class CompiledGame:
         self._row[L.SEED] = -1
 
     def __setattr__(self, name, value):
-        if name not in _OWN:
-            raise AttributeError(f"CompiledGame keeps its state in arrays: {name!r} cannot be assigned "
-                                 f"(edit a reference Game, core='reference', instead)")
-        object.__setattr__(self, name, value)
+        if name in _OWN:
+            object.__setattr__(self, name, value)
+            return
+        ref = self.reference()              # an edit of the state: made on the reference, written back
+        setattr(ref, name, value)
+        self._handed = True
 
     def __getattr__(self, name):
         if name.startswith("__") or name in _OWN:
