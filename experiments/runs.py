@@ -233,3 +233,21 @@ def end_session(run: Path, history: List[Dict[str, Any]], wall_s: float) -> None
     if history:
         history[-1]["wall_s"] = wall_s
         write_json(run / "run.json", {**history[-1], "sessions": history})
+
+
+def thin_metrics(src: Path, dst: Path, every: int = 20, head: int = 5) -> Tuple[int, int]:
+    """Write the rows of ``src`` (a ``metrics.jsonl``) to ``dst`` keeping every evaluation row and
+    the ``rollout``/``update`` rows of the first ``head`` updates and of every ``every``-th update:
+    the record of a long run at a size for a repository (the full rows come back from the run's
+    recorded command).  ``(rows read, rows kept)``."""
+    keep, total = [], 0
+    for line in src.read_text().splitlines():
+        if not line.strip():
+            continue
+        total += 1
+        rec = json.loads(line)
+        upd = rec.get("update")
+        if rec.get("kind") not in ("rollout", "update") or not isinstance(upd, int) or upd <= head or upd % every == 0:
+            keep.append(line + "\n")
+    write_text(dst, "".join(keep))
+    return total, len(keep)

@@ -16,7 +16,7 @@ import dataclasses
 import operator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping, Tuple, Union
+from typing import Any, Dict, Mapping, Tuple, Union
 
 from .cards import NUM_RANKS, PER_DECK, VALUES, WILD_SLOT
 from .melds import meld_points, wild_ok
@@ -292,16 +292,24 @@ def _max_meld_value(c: RuleConfig) -> int:
     return best
 
 
-PRESETS = {
-    "pagat": {},
-    "bicycle": dict(decks=6, hand_size=11, foot_size=11, wild_limit="majority", wild_melds=False,
-                    go_out_clean=1, go_out_dirty=1, go_out_wild=0, ask_partner=False,
-                    partner_in_foot=False, tie_break="extra_round"),
-    "six_player": dict(players=6, teams=2, decks=7),
-    "individual": dict(players=3, teams=3, decks=4, ask_partner=False, partner_in_foot=False),
-}
+#: the rule presets, shipped with the package as YAML (``handfoot_env/presets/NAME.yaml``; the
+#: repository's ``configs/rules/`` holds the same files for users to copy and edit)
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+RULES_DIR = PRESETS_DIR
+PRESET_NAMES = ("pagat", "bicycle", "six_player", "individual")
 
-RULES_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+
+def _read_presets() -> Dict[str, Dict[str, Any]]:
+    """Each preset's rule fields, a ``preset:`` base resolved (presets name only earlier presets)."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for name in PRESET_NAMES:
+        data = dict(safe_yaml.read_yaml(PRESETS_DIR / f"{name}.yaml", RuleConfigError, "rules preset") or {})
+        base = data.pop("preset", None)
+        out[name] = {**(out[base] if base is not None else {}), **data}
+    return out
+
+
+PRESETS: Dict[str, Dict[str, Any]] = _read_presets()
 
 RulesLike = Union[None, str, Path, Mapping[str, Any], RuleConfig]
 

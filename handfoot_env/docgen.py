@@ -1,4 +1,5 @@
-"""Generate docs/observation.md and docs/actions.md from the code (``python -m handfoot_env.docgen``).
+"""Generate docs/observation.md and docs/actions.md from the code (``python -m handfoot_env.docgen [DIR]``,
+run in the repository: DIR defaults to ``docs``).
 
 tests/test_docs.py checks that the committed files are up to date.
 """
@@ -10,7 +11,6 @@ from pathlib import Path
 from .actions import ACTION_NAMES, MELD_BASE, NUM_ACTIONS
 from .observation import observation_layout, observation_names, state_size
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def observation_md() -> str:
@@ -48,10 +48,12 @@ def actions_md() -> str:
 
 
 def main(argv=None) -> int:
-    DOCS.mkdir(exist_ok=True)
-    (DOCS / "observation.md").write_text(observation_md())
-    (DOCS / "actions.md").write_text(actions_md())
-    print(f"wrote {DOCS / 'observation.md'} and {DOCS / 'actions.md'}")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    docs = Path(argv[0] if argv else "docs")
+    docs.mkdir(exist_ok=True)
+    (docs / "observation.md").write_text(observation_md())
+    (docs / "actions.md").write_text(actions_md())
+    print(f"wrote {docs / 'observation.md'} and {docs / 'actions.md'}")
     return 0
 
 

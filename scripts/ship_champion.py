@@ -6,7 +6,8 @@
 Copies the checkpoint's ``actor.npz`` (arrays only, checked as an actor) to
 ``agents/weights/champion.npz`` and the run's record to ``docs/results/champion/``: the resolved
 training config, the experiment config, ``run.json`` (seeds, versions, git commit, command),
-``metrics.jsonl``, ``learning_curve.png``, the experiment's ``report.md``, ``experiment.json`` and
+``metrics.jsonl`` (thinned: :func:`experiments.runs.thin_metrics`), ``learning_curve.png``, the
+experiment's ``report.md``, ``experiment.json`` and
 the results and plots of its evaluation (``experiment_eval/``) when there are any, and
 ``champion.json`` (source checkpoint, step, SHA-256 of the weights).
 """
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents.policy import ACTOR_FILE, is_q, load_actor  # noqa: E402
 from agents.registry import SHIPPED  # noqa: E402
+from experiments.runs import thin_metrics  # noqa: E402
 
 RECORD = ("config.yaml", "experiment.yaml", "run.json", "metrics.jsonl", "learning_curve.png", "report.md",
           "experiment.json")
@@ -64,7 +66,9 @@ def main(argv=None) -> int:
     if (docs / EVAL_DIR).is_dir():
         shutil.rmtree(docs / EVAL_DIR)
     for name in RECORD:
-        if (run / name).exists():
+        if name == "metrics.jsonl" and (run / name).is_file():
+            thin_metrics(run / name, docs / name)       # every evaluation, the first and every 20th update
+        elif (run / name).exists():
             shutil.copyfile(run / name, docs / name)
     for model_dir in sorted((run / EVAL_DIR).glob("*")):
         for name in EVAL_FILES:

@@ -5,17 +5,26 @@ program, completability checks); a bug in one of them would be invisible to both
 ``legal_actions`` and ``reason_illegal``.  This module decides legality from the
 rules text instead, sharing no legality code with the engine:
 
-1. **Immediate conditions.**  :func:`rule_ok` checks what the rules say about an
+1. **The rules' bookkeeping from the history.**  A :class:`Ledger` follows the
+   actions played (:func:`track`) and derives from the rules alone what the
+   legality of the next action depends on beyond the cards: the round and its
+   opening minimum (``minimums``), which teams have opened, the value melded
+   toward an opening this turn, the cards melded from the hand while unopened,
+   the pile cards held aside until the opening (``pile_take``), the ask, the
+   partner's answer and the cancel of the turn.  None of these is read from
+   the engine; :func:`check_ledger` compares the engine's own fields with it.
+2. **Immediate conditions.**  :func:`rule_ok` checks what the rules say about an
    action in the position at hand (phase, cards held, meld sizes and the wild
-   limit, the foot rule, going-out conditions), reading the position as plain
-   data.
-2. **No dead end.**  A legal action must leave the player a legal way to finish
+   limit, the foot rule, going-out conditions), reading the cards as plain data
+   and everything else from the ledger.
+3. **No dead end.**  A legal action must leave the player a legal way to finish
    the turn (docs/rules.md section 8): :func:`allowed` tries the action on a clone
-   (``Game.clone`` and ``Game._apply``, the state transition, not the legality
-   code) and :func:`finishable` searches the continuations, using only
-   :func:`rule_ok`, for a discard or a going out.  The partner's answer is not the
-   player's to choose, so after an ask both answers must leave a way out.
-3. **The result is checked.**  :func:`check_state` verifies a position against the
+   (``Game.clone`` and ``Game.apply_legal`` move the cards; the ledger moves
+   along by its own rules) and :func:`finishable` searches the continuations,
+   using only :func:`rule_ok`, for a discard or a going out.  The partner's
+   answer is not the player's to choose, so after an ask both answers must leave
+   a way out.
+4. **The result is checked.**  :func:`check_state` verifies a position against the
    rules (every card in one place, melds of at most seven cards within the wild
    limit, books of exactly seven).
 
@@ -42,10 +51,113 @@ def wild_limit_ok(naturals: int, wilds: int, rule: str) -> bool:
     return naturals >= 2 * wilds if rule == "double" else naturals > wilds
 
 
+
+class Ledger:
+    """The rules' bookkeeping of one round, derived from the actions played (docs/rules.md 3, 4.2, 4.3, 5).
+
+    ``round`` counts the rounds from the game's start (1 unless given); the opening
+    minimum is the ``minimums`` entry of that round (the last one for an extra round).
+    """
+
+    __slots__ = ("rules", "round", "opened", "value", "forced", "hand_melded", "pending", "asked", "permission",
+                 "cancels")
+
+    def __init__(self, rules, round: int = 1):
+        self.rules = rules
+        self.round = round
+        self.opened = [False] * rules.teams
+        self.value = 0               # card value melded toward the opening this turn (unopened team)
+        self.forced = 0              # value of a pickup's three cards this turn (they cannot be taken back)
+        self.hand_melded = 0         # cards melded from the hand this turn while unopened
+        self.pending = 0             # pile cards held aside until the opening
+        self.asked = False
+        self.permission: Optional[bool] = None
+        self.cancels = 0
+
+    @property
+    def minimum(self) -> int:
+        m = self.rules.minimums
+        return m[min(self.round, len(m)) - 1]
+
+    def copy(self) -> "Ledger":
+        c = Ledger.__new__(Ledger)
+        for k in Ledger.__slots__:
+            setattr(c, k, getattr(self, k))
+        c.opened = list(self.opened)
+        return c
+
+    def key(self) -> tuple:
+        return (self.round, tuple(self.opened), self.value, self.forced, self.hand_melded, self.pending, self.asked,
+                self.permission, self.cancels)
+
+    def _end_turn(self) -> None:
+        self.value = self.forced = self.hand_melded = self.pending = self.cancels = 0
+        self.asked = False
+        self.permission = None
+
+    def _add(self, team: int, value: int) -> None:
+        self.value += value
+        if self.value >= self.minimum:
+            self.opened[team] = True
+            self.value = self.forced = self.hand_melded = self.pending = 0
+
+    def after(self, g: Game, a: int) -> "Ledger":
+        """The ledger after the player to act in ``g`` plays ``a`` (read before it is applied).
+
+        A round's end is not seen here: :func:`track` starts the next round's ledger."""
+        led = self.copy()
+        p = g.current
+        team = p % self.rules.teams
+        if a == PICKUP:
+            if not led.opened[team]:
+                take = self.rules.pile_take
+                taken = len(g.discard) if take == "all" else min(int(take), len(g.discard))
+                led.pending += taken - 1
+                led.forced = 3 * VALUE[g.discard[-1]]
+                led._add(team, led.forced)
+        elif a == CANCEL_MELDS:
+            led.value = led.forced
+            led.hand_melded = 0
+            led.cancels += 1
+        elif a == ASK_GO_OUT:
+            led.asked = True
+        elif a in (ANSWER_YES, ANSWER_NO):
+            led.permission = a == ANSWER_YES
+        elif DISCARD_BASE <= a < MELD_BASE:
+            led._end_turn()
+        elif a >= MELD_BASE and not led.opened[team]:
+            s, n, t, j = MELD_SPECS[a - MELD_BASE]
+            led.hand_melded += n + t + j
+            led._add(team, n * (VALUE[s] if s < 11 else 0) + 20 * t + 50 * j)
+        return led
+
+
+def track(g: Game, led: Ledger, a: int) -> Ledger:
+    """Play ``a`` on ``g`` (``Game.step``) and return the ledger after it; a round's end starts the next round's."""
+    rounds = len(g.round_scores)
+    nxt = led.after(g, a)
+    g.step(a)
+    if len(g.round_scores) > rounds:
+        nxt = Ledger(g.rules, led.round + 1)
+    return nxt
+
+
+def check_ledger(g: Game, led: Ledger) -> None:
+    """The engine's bookkeeping agrees with the rules' (the round's minimum, openings, held pile cards, the ask)."""
+    if g.game_over:
+        return
+    assert g.minimum == led.minimum, f"round {led.round}: engine minimum {g.minimum}, rules {led.minimum}"
+    assert list(g.opened) == led.opened, f"openings: engine {g.opened}, rules {led.opened}"
+    assert sum(g.pending) == led.pending, f"held pile cards: engine {sum(g.pending)}, rules {led.pending}"
+    assert sum(g.prov) == led.hand_melded, f"cards melded from the hand: engine {sum(g.prov)}, rules {led.hand_melded}"
+    engine, rules = (g.asked, g.permission, g.cancels), (led.asked, led.permission, led.cancels)
+    assert engine == rules, f"ask/answer/cancels: engine {engine}, rules {rules}"
+
+
 class Position:
     """The position as data: the player to act, their cards, their team's table."""
 
-    def __init__(self, g: Game):
+    def __init__(self, g: Game, led: Ledger):
         r = g.rules
         self.g = g
         self.rules = r
@@ -60,16 +172,16 @@ class Position:
         for s, n, t, j in g.books[self.team]:
             assert n + t + j == 7
             self.books["wild" if s == W else ("clean" if t + j == 0 else "dirty")] += 1
-        self.opened = g.opened[self.team]
-        self.minimum = g.minimum
+        self.opened = led.opened[self.team]
+        self.minimum = led.minimum
         self.stock = len(g.stock)
         self.pile = list(g.discard)
-        self.asked = g.asked
-        self.permission = g.permission
+        self.asked = led.asked
+        self.permission = led.permission
         self.played_foot = list(g.played_foot)
-        self.pending = sum(g.pending)
-        self.hand_melded = sum(g.prov)                # cards melded from the hand while unopened
-        self.cancels = g.cancels
+        self.pending = led.pending
+        self.hand_melded = led.hand_melded            # cards melded from the hand while unopened
+        self.cancels = led.cancels
 
     # --- derived from the rules -------------------------------------------------
     def table_value(self) -> int:
@@ -102,9 +214,8 @@ class Position:
         return True
 
 
-def rule_ok(g: Game, a: int, pos: Optional[Position] = None) -> bool:
+def rule_ok(g: Game, a: int, pos: Position) -> bool:
     """The immediate conditions of docs/rules.md for action ``a`` (no look-ahead)."""
-    pos = pos or Position(g)
     r = pos.rules
     hand = pos.hand
     if pos.phase == "game_over":
@@ -178,22 +289,21 @@ def rule_ok(g: Game, a: int, pos: Optional[Position] = None) -> bool:
     return True
 
 
-def _key(g: Game) -> tuple:
+def _key(g: Game, led: Ledger) -> tuple:
     p = g.current
-    t = g.team_of[p]
+    t = p % g.rules.teams
     return (g.phase, p, g.turn_player, tuple(g.hands[p]), g.feet[p] is None, tuple(map(tuple, g.melds[t])),
-            len(g.books[t]), tuple(g.book_counts[t]), g.opened[t], g.cancels, g.asked, g.permission,
-            tuple(g.pending), tuple(g.prov), len(g.stock), g.round)
+            len(g.books[t]), tuple(g.book_counts[t]), len(g.stock), led.key())
 
 
-def _after(g: Game, a: int) -> Tuple[Game, bool, Optional[int]]:
-    """(clone after ``a``, whether the round ended, who went out)."""
+def _after(g: Game, a: int, led: Ledger) -> Tuple[Game, Ledger, bool, Optional[int]]:
+    """(clone after ``a``, the ledger after it, whether the round ended, who went out)."""
     h = g.clone()
     rounds = len(h.round_details)
     h.apply_legal(a)
     if len(h.round_details) > rounds:
-        return h, True, h.round_details[-1]["went_out"]
-    return h, False, None
+        return h, led, True, h.round_details[-1]["went_out"]
+    return h, led.after(g, a), False, None
 
 
 def _candidates(g: Game, pos: Position) -> List[int]:
@@ -223,15 +333,15 @@ def _must_open(g: Game, pos: Position) -> bool:
     return from_pile > 0 or (pos.cancels >= 1 and table_cards > 0)
 
 
-def finishable(g: Game, memo: Dict[tuple, bool]) -> bool:
+def finishable(g: Game, led: Ledger, memo: Dict[tuple, bool]) -> bool:
     """Whether the player to act can still end the turn legally (a discard or going out)."""
-    k = _key(g)
+    k = _key(g, led)
     if k in memo:
         return memo[k]
     memo[k] = False                                   # a cycle is no way out
-    pos = Position(g)
+    pos = Position(g, led)
     if pos.phase == "answer":
-        res = all(finishable(_after(g, a)[0], memo) for a in (ANSWER_YES, ANSWER_NO))
+        res = all(finishable(*_after(g, a, led)[:2], memo) for a in (ANSWER_YES, ANSWER_NO))
         memo[k] = res
         return res
     if pos.phase != "meld":
@@ -249,37 +359,37 @@ def finishable(g: Game, memo: Dict[tuple, bool]) -> bool:
         if DISCARD_BASE <= a < MELD_BASE:
             res = True
             break
-        h, ended, out = _after(g, a)
+        h, led2, ended, out = _after(g, a, led)
         if ended:
             if out is not None or a == LAY_RED_THREE:
                 res = True
                 break
             continue                                  # the engine's no-action safety net: no way out
-        if finishable(h, memo):
+        if finishable(h, led2, memo):
             res = True
             break
     memo[k] = res
     return res
 
 
-def allowed(g: Game, a: int, memo: Dict[tuple, bool], pos: Optional[Position] = None) -> bool:
+def allowed(g: Game, a: int, led: Ledger, memo: Dict[tuple, bool], pos: Optional[Position] = None) -> bool:
     """Whether the rules allow ``a`` now: the immediate conditions and no dead end after it."""
-    pos = pos or Position(g)
+    pos = pos or Position(g, led)
     if not rule_ok(g, a, pos):
         return False
     if a in (LAY_RED_THREE, ANSWER_YES, ANSWER_NO) or DISCARD_BASE <= a < MELD_BASE:
         return True                                   # forced, the partner's word, or the end of the turn
-    h, ended, out = _after(g, a)
+    h, led2, ended, out = _after(g, a, led)
     if ended:
         return out is not None                        # going out (its conditions are in rule_ok)
-    return finishable(h, memo)
+    return finishable(h, led2, memo)
 
 
-def oracle_legal(g: Game, memo: Optional[Dict[tuple, bool]] = None) -> Set[int]:
+def oracle_legal(g: Game, led: Ledger, memo: Optional[Dict[tuple, bool]] = None) -> Set[int]:
     """Every action id the rules allow the player to act, by trying each one."""
     memo = {} if memo is None else memo
-    pos = Position(g)
-    return {a for a in range(NUM_ACTIONS) if allowed(g, a, memo, pos)}
+    pos = Position(g, led)
+    return {a for a in range(NUM_ACTIONS) if allowed(g, a, led, memo, pos)}
 
 
 def check_state(g: Game) -> None:

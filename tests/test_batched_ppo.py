@@ -13,35 +13,25 @@ import pytest
 import torch as th
 
 from agents.policy import load_policy_agent
-from experiments.config import ConfigError, config_from_dict
+from experiments.config import ConfigError
 from experiments.training.config import TrainConfig
-from experiments.training.run import train
+from experiments.training.trainer import train
 from experiments.training.trainer import load_snapshots
+from tests.test_train import _aec_segments, tiny_config as train_tiny_config
 from experiments.training.cli import train_main
 from experiments.training.batched_ppo import ActorCritic, actor_weights, gae
-from experiments.training.batched_sampler import Sampler, sample_masked
-from handfoot_env import handfoot_v0
+from experiments.training.sampler import Sampler, sample_masked
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
 
 
 def tiny_config(tmp_path: Path, **over) -> TrainConfig:
-    data = {
-        "name": "tiny", "seed": 3, "total_timesteps": 256, "n_envs": 2, "backend": "batched",
-        "batched": {"games": 6, "samplers": 0, "pipeline": False},
-        "opponents": {"self_snapshots": 0.5, "random": 0.5},
-        "snapshots": {"every_updates": 1, "keep": 2},
-        "ppo": {"n_steps": 64, "batch_size": 64, "n_epochs": 2},
-        "network": {"pi": [32], "vf": [32]},
-        "evaluation": {"every_timesteps": 0, "deals": 2, "final_deals": 0, "workers": 1},
-        "checkpoint_every": 128, "run_dir": str(tmp_path / "runs"), "progress": False,
-    }
+    """tests/test_train.py's tiny run on the batched backend (256 decisions, 6 games, no evaluation)."""
+    data = {"total_timesteps": 256, "backend": "batched", "batched": {"games": 6, "samplers": 0, "pipeline": False},
+            "ppo": {"n_epochs": 2}, "evaluation": {"every_timesteps": 0, "final_deals": 0}}
     for k, v in over.items():
-        if isinstance(v, dict) and isinstance(data.get(k), dict):
-            data[k] = {**data[k], **v}
-        else:
-            data[k] = v
-    return config_from_dict(TrainConfig, data)
+        data[k] = {**data[k], **v} if isinstance(v, dict) and isinstance(data.get(k), dict) else v
+    return train_tiny_config(tmp_path, **data)
 
 
 def tiny_actor(seed: int = 0, centralised: bool = False) -> dict:
@@ -61,21 +51,7 @@ class RecordingSampler(Sampler):
 
 def aec_segments(game_seed: int, history, seat: int, reward: str):
     """Replay ``history`` in the AEC env: ``seat``'s rewards summed from each of its decisions to its next."""
-    env = handfoot_v0.raw_env(reward=reward)
-    env.reset(seed=game_seed)
-    name = f"player_{seat}"
-    segments, acc, decisions = [], 0.0, 0
-    for p, a in history:
-        assert env.agent_selection == f"player_{p}"
-        if p == seat:
-            if decisions > 0:
-                segments.append(acc)
-                acc = 0.0
-            decisions += 1
-        env.step(a)
-        acc += env.rewards[name]
-    segments.append(acc)
-    return segments
+    return _aec_segments(game_seed, history, seat, reward)[0]
 
 
 @pytest.mark.parametrize("reward,opponents", [

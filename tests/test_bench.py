@@ -1,5 +1,5 @@
 """``handfoot bench`` runs and prints every row; the hot-path optimisations keep behaviour;
-the batched runner (``experiments.training.batched.BatchedVecEnv``) works as an SB3 VecEnv.
+the batched runner (``experiments.bench.sb3_vecenv.BatchedVecEnv``) works as an SB3 VecEnv.
 
 No timed assertions: speed is measured by ``handfoot bench``, not tested.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from pathlib import Path
 from typing import List
 
 import numpy as np
@@ -302,7 +303,7 @@ def _drive(venv, steps, seed=0):
 def test_batched_vecenv_shapes_masks_and_sb3_api():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecEnv
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=3, rules="pagat", seed=4)
     assert isinstance(venv, VecEnv)
     n_obs = observation_size(4, 2)
@@ -326,7 +327,7 @@ def test_batched_vecenv_shapes_masks_and_sb3_api():
 
 
 def test_batched_vecenv_episodes_finish_with_score_rewards():
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=1)
     rng = np.random.default_rng(0)
     venv.reset()
@@ -351,7 +352,7 @@ def test_batched_vecenv_episodes_finish_with_score_rewards():
 
 
 def test_batched_vecenv_is_deterministic_with_a_seed():
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     a, ea = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
     b, eb = _drive(BatchedVecEnv(n_envs=3, rules="bicycle", seed=7, episode="round"), 150)
     assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
@@ -361,7 +362,7 @@ def test_batched_vecenv_is_deterministic_with_a_seed():
 
 
 def test_batched_vecenv_opponent_callable_illegal_actions_and_game_win():
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     seen = []
 
     def first_legal(game, seat, legal, rng):
@@ -394,7 +395,7 @@ def test_batched_vecenv_opponent_callable_illegal_actions_and_game_win():
 
 def test_batched_vecenv_trains_with_maskable_ppo():
     from sb3_contrib import MaskablePPO
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     venv = BatchedVecEnv(n_envs=2, rules="pagat", seed=0)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, seed=0,
                         policy_kwargs={"net_arch": [16]}, device="cpu")
@@ -520,3 +521,53 @@ def test_training_rows_reject_a_bad_section(tmp_path, capsys):
     cfg.write_text(json.dumps({"rows": ["train"], "train": {"backends": ["tf"]}}))
     assert bench_main([str(cfg)]) == 2
     assert "train.backends" in capsys.readouterr().err
+
+
+def test_training_margin_rates_and_ratio_on_hand_computed_timings(monkeypatch):
+    """The figure README quotes (batched's decisions/s over sb3's at the margin) from fixed timings:
+    a wrong margin, median or ratio fails here."""
+    from experiments.bench import training
+    timings = {   # per backend: (short seconds, long seconds) of each repeat; 1,000 and 5,000 decisions
+        "sb3": [(2.0, 6.0), (2.0, 7.0), (3.0, 5.0)],          # margins 1000, 800, 2000 -> median 1000
+        "batched": [(1.0, 1.5), (1.0, 1.8), (0.5, 1.0)],      # margins 8000, 5000, 8000 -> median 8000
+        "slow": [(2.0, 2.0), (3.0, 2.0), (1.0, 5.0)],         # only the last repeat has a margin: 1000
+    }
+    calls = {}
+
+    def fake(config, overrides, timesteps, run):
+        label = next(o.split("=", 1)[1] for o in overrides if o.startswith("backend="))
+        label = "slow" if "slow=1" in overrides else label
+        k = calls.setdefault((label, timesteps), 0)
+        calls[(label, timesteps)] = k + 1
+        short, long = timings[label][k]
+        secs = short if timesteps == 1000 else long
+        return {"timesteps": timesteps, "seconds": secs, "cpu_seconds": secs / 2, "peak_rss_bytes": 10 * timesteps}
+
+    monkeypatch.setattr(training, "_train_once", fake)
+    cfg = {"train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "batched"],
+                     "variants": {"slow": ["backend=batched", "slow=1"]}, "short": 1000, "long": 5000,
+                     "repeats": 3, "set": []}}
+    rows = {r["label"]: r for r in training.bench_train(cfg, lambda s: None)}
+    assert rows["sb3"]["margins_per_s"] == [1000.0, 800.0, 2000.0] and rows["sb3"]["decisions_per_s"] == 1000.0
+    assert rows["batched"]["decisions_per_s"] == 8000.0 and rows["batched"]["vs_sb3"] == 8.0
+    assert rows["slow"]["margins_per_s"] == [1000.0] and rows["slow"]["vs_sb3"] == 1.0
+    # CPU ms per decision: 2.0 / 4000, 2.5 / 4000 and 1.0 / 4000 s: median 0.5 ms
+    assert rows["sb3"]["cpu_ms_per_decision"] == pytest.approx(0.5)
+    assert rows["sb3"]["end_to_end_per_s"] == pytest.approx(15000 / 18.0)
+    assert rows["batched"]["peak_rss_bytes"] == 50000
+    (target,) = training.train_targets(list(rows.values()))
+    assert target["value"] == "8.00x" and target["met"] is True
+    rows["batched"]["vs_sb3"] = 3.9
+    assert training.train_targets([rows["batched"]])[0]["met"] is False
+
+
+def test_readme_training_ratio_is_the_recorded_margin_ratio():
+    """README's training table: each row's ratio is its margin rate over sb3's (rounded as printed)."""
+    import re
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = re.findall(r"^\| \**([^|*]+?)\** .*?\| \**([\d,]+)\** \([\d,]+-[\d,]+\) \| \**([\d.]+)x\** \|", text, re.M)
+    rates = {name.split(" (")[0].strip(): (int(rate.replace(",", "")), float(x)) for name, rate, x in rows}
+    assert {"sb3", "batched"} <= set(rates), rates
+    base = rates["sb3"][0]
+    for name, (rate, ratio) in rates.items():
+        assert ratio == pytest.approx(rate / base, abs=0.006), name

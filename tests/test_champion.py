@@ -15,9 +15,11 @@ from agents import registry
 from agents.policy import PolicyAgent, load_actor
 from agents.registry import make_agent, shipped_weights
 from experiments.evaluation.cli import evaluate_main
-from experiments.evaluation.harness import play_game
-from handfoot_env import handfoot_v0
+from experiments.evaluation.harness import deal_seed, play_game
 from handfoot_env.config import load_rules
+from handfoot_env.engine import Game
+from handfoot_env.observation import action_mask, encode_observation
+from handfoot_env.view import seat_view
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "docs" / "results" / "champion"
@@ -34,24 +36,52 @@ def test_the_shipped_weights_are_the_recorded_ones():
     load_actor(path)                      # arrays only, checked
 
 
-def test_champion_plays_whole_games_legally():
-    """The harness raises on an illegal action; the champion holds one team, strategic the other."""
+def _duel(deal_seed_: int, champion_team: int, champion_seed: int = 0):
+    """One game of the champion (seats of ``champion_team``) against strategic; the final game."""
+    g = Game("pagat")
+    g.reset(seed=deal_seed_)
+    seats = [("champion" if p % 2 == champion_team else "strategic") for p in range(4)]
+    seeds = [champion_seed if spec == "champion" else 100 + p for p, spec in enumerate(seats)]
+    agents = [make_agent(spec, seeds[p]) for p, spec in enumerate(seats)]
+    for p, a in enumerate(agents):
+        a.reset(p, g.rules, seeds[p])
+    while not g.game_over:
+        p = g.current
+        obs = {"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}
+        g.step(agents[p].act(obs, seat_view(g, p)))      # step() raises on an illegal action
+    return g
+
+
+#: the shipped weights' game on deal seed 11 as team 0 against strategic (see the test below)
+RECORDED_GAME = {"scores": [26110, 20755], "actions": 919}
+
+
+def test_champion_plays_its_recorded_game_whatever_its_seed():
+    """Deterministic play: the same deal gives the same game for any agent seed, and it is the game
+    the shipped weights played when this test was written (weights loaded differently, e.g. with the
+    wrong activation, play another game)."""
     agent = make_agent("champion", 5)
-    assert isinstance(agent, PolicyAgent) and agent.name == "champion"
-    for seed, seats in ((21, ["champion", "strategic"] * 2), (22, ["random", "champion"] * 2)):
-        out = play_game(load_rules("pagat"), seats, seed)
-        assert out["winner"] in (0, 1, None) and out["rounds"] >= 1
+    assert isinstance(agent, PolicyAgent) and agent.name == "champion" and not agent.sample
+    games = [_duel(11, 0, champion_seed=s) for s in (0, 12345)]
+    assert games[0].history == games[1].history
+    assert {"scores": games[0].scores, "actions": games[0].action_count} == RECORDED_GAME
 
 
-def test_champion_is_deterministic_and_ignores_its_seed():
-    obs_env = handfoot_v0.env()
-    obs_env.reset(seed=3)
-    obs, *_ = obs_env.last()
-    a, b = make_agent("champion", 1), make_agent("champion", 2)
-    rules = obs_env.unwrapped.game.rules
-    a.reset(0, rules, 1)
-    b.reset(0, rules, 2)
-    assert a.act(obs, None) == b.act(obs, None)
+def test_champion_beats_strategic_on_fixed_deals():
+    """12 duplicate deals (24 games) against strategic: the champion wins at least 14 (58%) and more
+    points on average.  Its measured rate is 84% of 600 games (docs/results/champion), 20 of these 24;
+    a floor this far below is a check that the shipped agent still plays well, not a measurement."""
+    rules = load_rules("pagat")
+    wins = margin = 0
+    for d in range(12):
+        s = deal_seed(77, d)
+        for seats, team in ((["champion", "strategic"] * 2, 0), (["strategic", "champion"] * 2, 1)):
+            out = play_game(rules, seats, s)      # raises on an illegal action
+            assert out["rounds"] >= rules.rounds
+            wins += out["winner"] == team
+            margin += out["scores"][team] - out["scores"][1 - team]
+    assert wins >= 14, f"the champion won {wins} of 24 games against strategic"
+    assert margin > 0
 
 
 def test_evaluate_accepts_champion(tmp_path, capsys):

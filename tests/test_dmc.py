@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch as th
 
 from agents.policy import QPolicy, check_actor, load_actor, load_policy_agent, make_policy, save_actor
-from experiments.training.batched_sampler import QActor, Sampler, merge_rollouts
+from experiments.training.sampler import QActor, Sampler, merge_rollouts
 from experiments.training.cli import train_main
-from experiments.training.config import validate_batched
 from experiments.training.dmc import DMCLearner, EpisodeReturns, QNetwork, q_weights
-from experiments.training.run import train
+from experiments.training.trainer import train
 from handfoot_env import handfoot_v0
 from handfoot_env.actions import (
     ACTION_FEATURE_NAMES,
@@ -330,12 +330,10 @@ def test_dmc_checkpoints_resume_and_play_as_policy(tmp_path):
     ck = max(p for p in (run / "checkpoints").iterdir() if p.is_dir())
     saved = _learner_arrays(ck)
     assert int(saved["n_updates"]) >= 1 and any(k.startswith("adam/") for k in saved)   # a real learner state
-    learner = DMCLearner(cfg, validate_batched(cfg), seed=1, sampler_seed=1)
-    try:                                          # what resume loads is what was saved, Adam state included
-        learner.load_state_arrays(saved)
-        back = learner.state_arrays()
-    finally:
-        learner.close()
+    learner = DMCLearner(cfg)                     # what resume loads is what was saved, Adam state included
+    learner.setup(SimpleNamespace(seed=1, resume=ck), checkpoint={})
+    learner.save(tmp_path)
+    back = _learner_arrays(tmp_path)
     assert back.keys() == saved.keys() and all(np.array_equal(back[k], saved[k]) for k in saved)
     assert train_main(["--resume", str(ck), "--set", "total_timesteps=2800"]) == 0
     final = _learner_arrays(run / "final")

@@ -1,5 +1,9 @@
 """Generated docs are up to date with the code."""
-from handfoot_env.docgen import DOCS, actions_md, observation_md
+from pathlib import Path
+
+from handfoot_env.docgen import actions_md, observation_md
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def test_observation_doc_up_to_date():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,40 @@ def test_batch_fit_matches_the_single_fit():
     single = bradley_terry_elo("abcd", dict(zip(pairs, wins)), {p: 100 for p in pairs})
     batch = bradley_terry_elo_batch(4, pairs, [wins, wins], 100)
     assert np.allclose(batch, [single, single])
+
+
+def test_two_agent_rating_is_the_logit_of_the_score_with_one_virtual_draw():
+    # 29.5 of 39 games, plus the virtual draw: 30 of 40 = 0.75, odds 3: 400 log10(3) = 190.85 apart
+    a, b = bradley_terry_elo("ab", {(0, 1): 29.5}, {(0, 1): 39})
+    assert a - b == pytest.approx(190.848501, abs=1e-4) and a + b == pytest.approx(3000.0)
+    # three agents in a cycle of equal results: all level at 1500
+    cyc = bradley_terry_elo("abc", {(0, 1): 7, (1, 2): 7, (0, 2): 3}, {(0, 1): 10, (1, 2): 10, (0, 2): 10})
+    assert cyc == pytest.approx([1500.0] * 3, abs=1e-6)
+
+
+def _result(deal_rates, ratings=None):
+    """A two-agent round-robin result as the harness writes it: ``x`` against ``random``."""
+    ratings = ratings or {"x": 1620.0, "random": 1380.0}
+    return {"agents": ["x", "random"], "specs": ["policy:x", "random"], "ratings": ratings,
+            "pairs": [{"agents": ["x", "random"], "deal_win_rates": deal_rates, "adp": 250.0}],
+            "overall": {}, "win_rate_matrix": [[None, 0.75], [0.25, None]]}
+
+
+def test_board_shifts_ratings_to_random_1000_and_bootstraps_hand_computed_intervals():
+    board = lb.build_board(_result([0.75] * 4), samples=300, seed=1)
+    assert board["rating"] == {"x": 1240.0, "random": 1000.0} and board["order"] == ["x", "random"]
+    assert board["adp_matrix"] == [[None, 250.0], [-250.0, None]]
+    # every deal alike: every resample is the whole set, 6 of 8 games (+ the virtual draw: 6.5 of 9)
+    lo, hi = board["rating_ci"]["x"]
+    assert lo == pytest.approx(1000 + 400 * math.log10(6.5 / 2.5), abs=1e-6) and hi == pytest.approx(lo)
+    assert board["rating_ci"]["random"] == [1000.0, 1000.0]
+    # two deals, one won and one lost: a resample holds both (p 1/2), two wins (1/4) or two losses (1/4),
+    # so the 2.5% and 97.5% points are the two extremes, 4.5 of 5 and 0.5 of 5: 1000 -+ 400 log10(9)
+    board = lb.build_board(_result([1.0, 0.0]), samples=1000, seed=3)
+    lo, hi = board["rating_ci"]["x"]
+    assert lo == pytest.approx(1000 - 400 * math.log10(9), abs=1e-6)
+    assert hi == pytest.approx(1000 + 400 * math.log10(9), abs=1e-6)
+    assert lb.build_board(_result([1.0, 0.0]), samples=0, seed=3)["rating_ci"] == {"x": None, "random": None}
 
 
 def test_bootstrap_resamples_deals_jointly_and_is_seeded():

@@ -2,8 +2,10 @@
 
 Games of every preset (and a few house-rule variants that reach the going-out paths
 more often) are played by random, greedy and strategic agents; at sampled positions
-the engine's ``legal_actions`` must equal the oracle's set, and every position the
-game passes through must satisfy the rules' invariants.  ``HANDFOOT_ORACLE_GAMES=N``
+the engine's ``legal_actions`` must equal the oracle's set, the engine's bookkeeping
+(round minimum, openings, held pile cards, ask and answer) must equal the oracle's
+ledger derived from the actions played, and every position the game passes through
+must satisfy the rules' invariants.  ``HANDFOOT_ORACLE_GAMES=N``
 plays N games per case instead of the default (a longer run).
 """
 from __future__ import annotations
@@ -15,11 +17,12 @@ import pytest
 
 from agents.registry import make_agent
 from handfoot_env.actions import ACTION_NAMES
+from handfoot_env.cards import kind_of
 from handfoot_env.engine import Game
 from handfoot_env.view import seat_view
 
-from .helpers import new_game, play
-from .oracle import check_state, describe, finishable, oracle_legal
+from .helpers import new_game
+from .oracle import Ledger, check_ledger, check_state, describe, finishable, oracle_legal, track
 
 GAMES = int(os.environ.get("HANDFOOT_ORACLE_GAMES", "0"))
 
@@ -47,10 +50,12 @@ def _play_and_compare(rules, overrides, agent_specs, games, every, seed):
         for i, a in enumerate(agents):
             a.reset(i, g.rules, seed * 100 + i)
         rng = random.Random(seed)
+        led = Ledger(g.rules)
         while not g.game_over:
+            check_ledger(g, led)
             legal = g.legal_actions()
             if g.action_count % every == 0 or rng.random() < 0.02:
-                want = oracle_legal(g)
+                want = oracle_legal(g, led)
                 got = set(legal)
                 assert got == want, (
                     f"mask and rules disagree at action {g.action_count} (seed {g.seed}): "
@@ -59,8 +64,9 @@ def _play_and_compare(rules, overrides, agent_specs, games, every, seed):
                 compared += 1
             p = g.current
             a = agents[p].act(None, seat_view(g, p))
-            g.step(a)
+            led = track(g, led, a)
             check_state(g)
+        assert led.round - 1 == len(g.round_scores), (led.round, len(g.round_scores))  # every round end seen
     return compared
 
 
@@ -75,9 +81,35 @@ def test_oracle_sees_a_dead_end_that_a_mask_would_miss():
     # the 8s (one card would be left without permission to go out); the oracle agrees,
     # and its search finds the discard as the way to end the turn
     g = new_game(hands=["K K K K K Q Q Q Q Q J J J"], feet=["5 5 5 6 6 6 7 7 7 8 8 8 9"], stock="J J")
-    play(g, "draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:5:0:0", "meld:5:3:0:0", "meld:6:3:0:0",
-         "meld:7:3:0:0")
-    legal = oracle_legal(g)
+    led = Ledger(g.rules)
+    for name in ("draw", "meld:K:5:0:0", "meld:Q:5:0:0", "meld:J:5:0:0", "meld:5:3:0:0", "meld:6:3:0:0",
+                 "meld:7:3:0:0"):
+        led = track(g, led, ACTION_NAMES.index(name))
+    assert led.opened == [True, False]
+    legal = oracle_legal(g, led)
     assert ACTION_NAMES.index("meld:8:3:0:0") not in legal
-    assert ACTION_NAMES.index("discard:9") in legal and finishable(g, {})
+    assert ACTION_NAMES.index("discard:9") in legal and finishable(g, led, {})
     assert legal == set(g.legal_actions())
+
+
+def test_ledger_derives_the_minimum_openings_and_held_pile_cards_from_the_actions():
+    """Round 1 minimum 50: an unopened pickup of K (3 x 10 = 30) holds the other pile cards aside,
+    a meld of three 5s (15) leaves the team at 45, still unopened; three more 5s would open it."""
+    g = new_game(hands=["K K 5 5 5 9 9 9"], up="K", stock="4 4")
+    for code in ("8", "7"):                          # two cards under the up-card, taken from the stock
+        g.stock.remove(kind_of(code))
+        g.discard.insert(0, kind_of(code))
+    led = Ledger(g.rules)
+    assert led.minimum == 50 and Ledger(g.rules, 2).minimum == 90 and Ledger(g.rules, 9).minimum == 150
+    led = track(g, led, ACTION_NAMES.index("pickup"))
+    assert (led.opened, led.pending, led.value, led.forced) == ([False, False], 2, 30, 30)
+    check_ledger(g, led)
+    led = track(g, led, ACTION_NAMES.index("meld:5:3:0:0"))
+    assert (led.opened, led.value, led.hand_melded) == ([False, False], 45, 3)
+    check_ledger(g, led)
+    led = track(g, led, ACTION_NAMES.index("cancel_melds"))
+    assert (led.value, led.hand_melded, led.cancels) == (30, 0, 1)
+    check_ledger(g, led)
+    led = track(g, led, ACTION_NAMES.index("meld:9:3:0:0"))
+    assert led.opened == [True, False] and led.pending == 0 and led.value == 0
+    check_ledger(g, led)

@@ -110,7 +110,7 @@ def test_training_config_accepts_plugin_opponents(example_on_path):
 
 
 def test_training_env_plays_a_plugin_opponent(example_on_path):
-    from experiments.training.selfplay import SeatEnv
+    from experiments.training.sb3_env import SeatEnv
     from tests.test_train import random_weights
     env = SeatEnv(opponents={SPEC: 1.0}, seed=4)
     env.set_learner(random_weights(4))

@@ -147,7 +147,7 @@ def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path, monkeypatc
     from experiments.ray_cluster import ray_task_runner
     from experiments.training.config import TrainConfig
     from experiments.config import config_from_dict
-    from experiments.training.run import train
+    from experiments.training.trainer import train
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level="ERROR")
@@ -229,22 +229,23 @@ def test_rllib_training_checkpoint_agent_and_ray_evaluation(tmp_path, monkeypatc
         with pytest.raises(ConfigError, match="HANDFOOT_TRUST_PICKLE=1"):
             train(cfg, resume=run, quiet=True)
         monkeypatch.setenv("HANDFOOT_TRUST_PICKLE", "1")
-        on_result = rllib_backend.RLlibTrainer.on_result
+        iterate = rllib_backend.RLlibLearner.iterate
 
-        def interrupting(self, r, wall):
-            on_result(self, r, wall)
+        def interrupting(self, remaining, snapshots):
+            out = iterate(self, remaining, snapshots)
             os.kill(os.getpid(), signal.SIGINT)
+            return out
 
         def latest_steps():
             latest = (run / "checkpoints" / "latest.txt").read_text().strip()
             return json.loads((run / "checkpoints" / latest / "trainer.json").read_text())["num_timesteps"]
 
         before = latest_steps()
-        monkeypatch.setattr(rllib_backend.RLlibTrainer, "on_result", interrupting)
+        monkeypatch.setattr(rllib_backend.RLlibLearner, "iterate", interrupting)
         with pytest.raises(TrainingInterrupted, match="--resume"):
             train(cfg, resume=run, quiet=True)
         assert before < latest_steps() < 600       # one iteration past the checkpoint it resumed from
-        monkeypatch.setattr(rllib_backend.RLlibTrainer, "on_result", on_result)
+        monkeypatch.setattr(rllib_backend.RLlibLearner, "iterate", iterate)
         assert train(cfg, resume=run, quiet=True)["timesteps"] >= 600
         rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
         steps = [r["timesteps"] for r in rows if r["kind"] == "rollout"]

@@ -145,6 +145,44 @@ def test_tampered_records_are_rejected(finished, edit, message):
         positions(rec)
 
 
+def test_every_round_score_of_every_team_is_verified(finished):
+    """A record whose score of any one round (the last one included) is off by 10 is rejected,
+    both by ``replay_record`` and by ``positions``, with the round and team named."""
+    rec = make_record(finished)
+    assert len(rec["round_scores"]) >= 2
+    for r, round_scores in enumerate(rec["round_scores"]):
+        for t in range(len(round_scores)):
+            bad = _tampered(rec, lambda x: x["round_scores"][r].__setitem__(t, x["round_scores"][r][t] + 10))
+            message = f"round {r + 1} score of team {t}: record says {round_scores[t] + 10}"
+            for check in (replay_record, positions):
+                with pytest.raises(RecordMismatchError) as e:
+                    check(bad)
+                assert message in str(e.value), (r, t, check.__name__)
+
+
+def test_extra_and_missing_round_scores_are_rejected(finished):
+    rec = make_record(finished)
+    n = len(rec["round_scores"])
+    extra = _tampered(rec, lambda x: x["round_scores"].append([0, 0]))
+    with pytest.raises(RecordMismatchError) as e:
+        replay_record(extra)
+    assert f"round {n + 1} score: record says [0, 0], but that round does not end in the replay" in str(e.value)
+    short = _tampered(rec, lambda x: x["round_scores"].pop())
+    with pytest.raises(RecordMismatchError) as e:
+        replay_record(short)
+    assert f"round {n} ends in the replay" in str(e.value)
+    assert f"the record lists only {n - 1} finished rounds" in str(e.value)
+    bad_shape = _tampered(rec, lambda x: x["round_scores"].__setitem__(0, [1, 2, 3]))
+    with pytest.raises(RecordMismatchError, match="round 1 scores: record has"):
+        replay_record(bad_shape)
+
+
+def test_game_over_flag_is_verified(finished):
+    bad = _tampered(make_record(finished), lambda x: x.__setitem__("game_over", False))
+    with pytest.raises(RecordMismatchError, match="game over: record says False, replay gives True"):
+        replay_record(bad)
+
+
 @pytest.mark.parametrize("data, message", [
     ({"format": "x"}, "not a game record"),
     ({"format": FORMAT, "version": 99}, "version 99 is not supported"),
@@ -206,7 +244,7 @@ def test_cli_replay_seat_view_and_eof(record_file):
 
 def test_evaluate_records_replay(tmp_path):
     """Per-game records written by ``handfoot evaluate --records`` can be verified and replayed too."""
-    evaluate = pytest.importorskip("experiments.evaluation.harness")
+    from experiments.evaluation import harness as evaluate
     from handfoot_env.config import load_rules
     res = evaluate.play_game(load_rules("pagat"), ["greedy", "random", "greedy", "random"], 3, record=True)
     rec = res["record"]
@@ -215,3 +253,22 @@ def test_evaluate_records_replay(tmp_path):
     path = tmp_path / "eval.json"
     path.write_text(json.dumps(rec))
     assert replay_record(load_record(path)).scores == res["scores"]
+
+
+def test_evaluate_records_are_converted_field_by_field():
+    from experiments.evaluation import harness
+    from handfoot_env.config import load_rules
+    rec = harness.play_game(load_rules("pagat"), ["greedy", "random", "greedy", "random"], 5, record=True)["record"]
+    rec.update(deal=3, game=1, pair=[0, 2], other="not kept")
+    out = check_record(rec)
+    assert out["format"] == FORMAT and out["version"] == VERSION and out["rules"] == rec["rules"]
+    assert out["seed"] == 5 and out["options"] == {"shoe": None, "round": 1, "scores": [0, 0]}
+    assert out["players"] == ["greedy", "random", "greedy", "random"] and out["actions"] == rec["action_log"]
+    assert out["round_scores"] == rec["round_scores"] and out["scores"] == rec["scores"]
+    assert out["winner"] == rec["winner"] and out["game_over"] is True
+    assert out["meta"] == {"deal": 3, "game": 1, "pair": [0, 2], "converted_from": "evaluate"}
+    assert replay_record(out).scores == rec["scores"]
+    three = dict(rec, scores=[0, 0, 0])
+    assert check_record(three)["options"]["scores"] == [0, 0, 0]
+    assert check_record(dict(rec, scores=[]))["options"]["scores"] == [0, 0]     # two teams unless told
+    assert "format" not in rec                                                   # the input is left alone

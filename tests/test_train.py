@@ -13,11 +13,11 @@ import torch as th
 
 from agents.policy import NumpyPolicy, load_policy_agent
 from agents.sb3_model import extract_weights
-from experiments.training import sb3, selfplay
+from experiments.training import sb3, sb3_env as selfplay
 from handfoot_env.observation import observation_scale
 from experiments.config import ConfigError, config_from_dict
 from experiments.training.config import TrainConfig
-from experiments.training.run import train
+from experiments.training.trainer import train
 from experiments.training.cli import train_main
 from handfoot_env import handfoot_v0
 from handfoot_env.observation import action_mask, encode_observation

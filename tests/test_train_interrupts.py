@@ -19,9 +19,10 @@ import torch as th
 from experiments import runs
 from experiments.config import ConfigError
 from experiments.runs import replace_dir, truncate_metrics
+from experiments.training import sb3 as sb3_mod
 from experiments.training import trainer as trainer_mod
 from experiments.training.cli import train_main
-from experiments.training.run import train
+from experiments.training.trainer import train
 from tests.test_train import tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ def test_ctrl_c_writes_a_checkpoint_exits_130_and_resume_continues(tmp_path, mon
                       evaluation={"every_timesteps": 0, "final_deals": 0})
     path = _write_config(tmp_path, cfg)
     calls = {"n": 0}
-    original = trainer_mod._TrainerHooks._on_step
+    original = sb3_mod._Hooks._on_step
 
     def on_step(self):
         calls["n"] += 1
@@ -54,7 +55,7 @@ def test_ctrl_c_writes_a_checkpoint_exits_130_and_resume_continues(tmp_path, mon
             os.kill(os.getpid(), signal.SIGINT)
         return original(self)
 
-    monkeypatch.setattr(trainer_mod._TrainerHooks, "_on_step", on_step)
+    monkeypatch.setattr(sb3_mod._Hooks, "_on_step", on_step)
     before = signal.getsignal(signal.SIGINT)
     assert train_main([str(path), "--quiet"]) == 130
     assert signal.getsignal(signal.SIGINT) is before           # the handler is put back
@@ -71,7 +72,7 @@ def test_ctrl_c_writes_a_checkpoint_exits_130_and_resume_continues(tmp_path, mon
     info = json.loads((run / "run.json").read_text())
     assert info["sessions"][-1]["wall_s"] > 0
 
-    monkeypatch.setattr(trainer_mod._TrainerHooks, "_on_step", original)
+    monkeypatch.setattr(sb3_mod._Hooks, "_on_step", original)
     assert train_main(["--resume", str(run), "--quiet"]) == 0
     assert json.loads((run / "final" / "trainer.json").read_text())["num_timesteps"] == 384
     rows = _rows(run)
@@ -134,17 +135,17 @@ def test_resume_restores_policy_and_optimizer_exactly(tmp_path):
     t = trainer_mod.Trainer(cfg, checkpoint_run(ck), resume=ck, quiet=True)
     try:
         t.setup()
-        got, want = t.model.policy.state_dict(), saved.policy.state_dict()
+        got, want = t.learner.model.policy.state_dict(), saved.policy.state_dict()
         assert got.keys() == want.keys()
         for k in want:
             assert th.equal(got[k], want[k]), k
-        go, wo = t.model.policy.optimizer.state_dict(), saved.policy.optimizer.state_dict()
+        go, wo = t.learner.model.policy.optimizer.state_dict(), saved.policy.optimizer.state_dict()
         assert go["state"].keys() == wo["state"].keys() and len(wo["state"]) > 0
         for i in wo["state"]:
             for k, v in wo["state"][i].items():
                 assert th.equal(th.as_tensor(go["state"][i][k]), th.as_tensor(v)), (i, k)
         assert [g["lr"] for g in go["param_groups"]] == [g["lr"] for g in wo["param_groups"]]
-        assert t.model.num_timesteps == 256 and t.model._n_updates == saved._n_updates
+        assert t.learner.model.num_timesteps == 256 and t.learner.model._n_updates == saved._n_updates
         assert len(t.snapshots) == len(t.state["snapshot_updates"]) > 0
     finally:
         t.close()
@@ -189,7 +190,7 @@ import sys, time
 import experiments.processes as P
 if sys.argv[1] == "poll":
     P._pdeathsig = lambda sig: False        # the portable fallback: a thread polling os.getppid()
-from experiments.training.selfplay import make_vec_env
+from experiments.training.sb3_env import make_vec_env
 venv = make_vec_env({"opponents": {"random": 1.0}}, 2, 0, subprocess=True)
 venv.reset()
 print(" ".join(str(p.pid) for p in venv.venv.processes), flush=True)
@@ -298,3 +299,19 @@ def test_resume_with_another_network_is_one_clear_error(tmp_path, capsys):
                        "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "model_state.npz does not fit the model" in err[0]
+
+
+def test_thin_metrics_keeps_every_evaluation_and_the_first_and_every_nth_update(tmp_path):
+    rows = []
+    for u in range(1, 46):
+        rows += [{"kind": "rollout", "timesteps": 10 * u, "update": u}, {"kind": "update", "timesteps": 10 * u,
+                                                                         "update": u, "loss": 0.5}]
+        if u % 7 == 0:
+            rows.append({"kind": "eval", "timesteps": 10 * u, "elo": 1000 + u})
+    src = tmp_path / "metrics.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert runs.thin_metrics(src, tmp_path / "thin.jsonl", every=20, head=3) == (len(rows), 6 + 4 + 6)
+    kept = [json.loads(x) for x in (tmp_path / "thin.jsonl").read_text().splitlines()]
+    assert [r for r in kept if r["kind"] == "eval"] == [r for r in rows if r["kind"] == "eval"]
+    assert sorted({r["update"] for r in kept if r["kind"] != "eval"}) == [1, 2, 3, 20, 40]
+    assert kept == [r for r in rows if r in kept]          # in the order of the run

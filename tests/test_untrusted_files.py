@@ -226,7 +226,7 @@ def test_rllib_resume_needs_the_trust_switch(tmp_path):
     pytest.importorskip("ray.rllib")
     from experiments.config import config_from_dict
     from experiments.training.config import TrainConfig
-    from experiments.training.run import train
+    from experiments.training.trainer import train
     marker = tmp_path / "pwned"
     run = tmp_path / "runs" / "r"
     ck = _fake_checkpoint(run, backend="rllib")

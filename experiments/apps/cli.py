@@ -28,6 +28,7 @@ COMMANDS = {
     "demo": ("experiments.apps.demo", "demo_main", "play one seeded game between built-in agents and print it"),
     "play": ("experiments.apps.play", "play_main", "play a game in the terminal against agents"),
     "replay": ("experiments.apps.replay", "replay_main", "step through a saved game record"),
+    "serve": ("experiments.apps.web.serve", "serve_main", "a browser table: people and agents play together"),
     "evaluate": ("experiments.evaluation.cli", "evaluate_main",
                  "benchmark agents against each other (duplicate format)"),
     "leaderboard": ("experiments.evaluation.leaderboard", "leaderboard_main",

@@ -8,7 +8,7 @@ Usage::
 
 The pipeline:
 
-1. **train** a self-play agent with :func:`experiments.training.run.train` (the ``train`` section is a
+1. **train** a self-play agent with :func:`experiments.training.trainer.train` (the ``train`` section is a
    full train config inline, or ``include: PATH`` of a train config YAML with fields to change
    beside it, or just the path);
 2. **evaluate** the best and/or final checkpoint with the duplicate harness
@@ -47,8 +47,8 @@ from experiments.config import (
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.evaluation.summary import evaluate_spec
 from experiments.runs import write_json
-from experiments.training.config import BATCHED_DEFAULTS, TrainConfig, check_spec
-from experiments.training.run import train
+from experiments.training.config import TrainConfig, check_spec
+from experiments.training.trainer import train
 from experiments.config import CommandParser
 from experiments.config import command
 
@@ -182,9 +182,9 @@ def verdicts(evals: Dict[str, Dict[str, Any]]) -> List[str]:
 def training_setup(tc: Any) -> List[str]:
     """The report's lines on how the agent was trained: backend, games, opponents, network, learner."""
     if tc.backend in ("batched", "dmc"):
-        b = {**BATCHED_DEFAULTS, **tc.batched}
-        where = (f"backend `{tc.backend}`: {b.get('games')} games at once, {b.get('samplers')} sampler "
-                 f"process(es), {'pipelined' if b.get('pipeline') else 'synchronous'}")
+        b = tc.batched
+        where = (f"backend `{tc.backend}`: {b.games} games at once, {b.samplers} sampler "
+                 f"process(es), {'pipelined' if b.pipeline else 'synchronous'}")
     else:
         where = f"backend `{tc.backend}`, {tc.n_envs} envs ({tc.vec_env})"
     lines = [f"- rules `{tc.rules}`, {where}, seed {tc.seed}",

@@ -18,13 +18,13 @@ same run the same way:
                ``env.last()`` (observation and action mask of the agent to act),
                then ``env.step(a)``.
 ``aec_compiled`` the same loop on ``handfoot_v0.env(core="compiled")``.
-``vecenv``     the batched runner :class:`experiments.training.batched.BatchedVecEnv`
+``vecenv``     the batched runner :class:`experiments.bench.sb3_vecenv.BatchedVecEnv`
                (SB3 ``VecEnv``): many games in one process, one learner seat per
                game with observation and mask every decision, the other seats
                random legal play; actions/s counts every seat's actions, obs/s
                the learner observations.
 ``selfplay``   the self-play training env as ``handfoot train`` builds it
-               (:func:`experiments.training.selfplay.make_vec_env`, single process:
+               (:func:`experiments.training.sb3_env.make_vec_env`, single process:
                ``DummyVecEnv`` of ``SeatEnv`` behind ``MaskedVecEnv``), with the
                network of the ``selfplay.train_config`` recipe freshly initialised
                playing the learner's partner (as in training) and random opponents;
@@ -239,7 +239,7 @@ def _random_vec_step(venv, n_envs: int, seed: int) -> Callable[[], None]:
 
 
 def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
-    from experiments.training.batched import BatchedVecEnv
+    from experiments.bench.sb3_vecenv import BatchedVecEnv
     n_envs = int(cfg["vecenv"]["n_envs"])
     venv = BatchedVecEnv(n_envs=n_envs, rules=preset, seed=cfg["seed"])
     step = _random_vec_step(venv, n_envs, cfg["seed"])
@@ -297,7 +297,7 @@ def bench_selfplay(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
     from agents.sb3_model import extract_weights
     from experiments.training.config import env_kwargs, load_train_config
     from experiments.training.sb3 import build_model
-    from experiments.training.selfplay import make_vec_env
+    from experiments.training.sb3_env import make_vec_env
     sp = cfg["selfplay"]
     n_envs = int(sp["n_envs"])
     tcfg = load_train_config(_train_config_path(sp["train_config"]), [f"rules={preset}"])

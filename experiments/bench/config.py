@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Dict, Optional
-from handfoot_env.safe_yaml import read_yaml
+from experiments.recipes import RECIPES_DIR, find_config
+from experiments.training.learner import backend_names
 from handfoot_env.config import load_rules
+from handfoot_env.safe_yaml import read_yaml
 
 ROW_KINDS = ("engine", "engine_obs", "core", "aec", "aec_compiled", "vecenv", "selfplay", "openspiel", "openspiel_rl",
              "rlcard", "train")
-TRAIN_BACKENDS = ("sb3", "rllib", "batched")
 
 
 TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0,
            "core_vs_engine_obs": 20.0, "aec_compiled_vs_openspiel": 3.0}
 
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "bench"
+CONFIG_DIR = RECIPES_DIR / "bench"          # the same files as configs/bench/
 
 
 class BenchConfigError(ValueError):
@@ -43,10 +44,11 @@ def _merge(base: Dict[str, Any], extra: Dict[str, Any], where: str) -> Dict[str,
 
 
 def _find_config(name: str) -> Optional[Path]:
-    for p in (Path(name), Path("configs/bench") / name, CONFIG_DIR / name, CONFIG_DIR / f"{name}.yaml"):
+    """A bench config by path (also under ``configs/bench/``) or by name (``quick``)."""
+    for p in (Path(name), Path("configs/bench") / name):
         if p.is_file():
             return p
-    return None
+    return find_config(name, "bench")
 
 
 def load_config(path: Optional[str] = None, quick: bool = False) -> Dict[str, Any]:
@@ -137,11 +139,9 @@ QUICK: Dict[str, Any] = {
 
 
 def _train_config_path(name: str) -> Optional[Path]:
-    """A training config by path, from the working directory or the project's root."""
-    for p in (Path(name), CONFIG_DIR.parents[1] / name):
-        if p.is_file():
-            return p
-    return None
+    """A training config by path or a recipe by name (:func:`experiments.recipes.find_config`), absolute."""
+    p = find_config(name, "train")
+    return p.resolve() if p is not None else None
 
 
 def validate_train(t: Dict[str, Any]) -> None:
@@ -154,8 +154,8 @@ def validate_train(t: Dict[str, Any]) -> None:
     if t["long"] <= t["short"]:
         raise BenchConfigError(f"train.long ({t['long']}) must be larger than train.short ({t['short']})")
     for b in t["backends"]:
-        if b not in TRAIN_BACKENDS:
-            raise BenchConfigError(f"train.backends: unknown backend {b!r} (known: {', '.join(TRAIN_BACKENDS)})")
+        if b not in backend_names():
+            raise BenchConfigError(f"train.backends: unknown backend {b!r} (known: {', '.join(backend_names())})")
     if not isinstance(t["variants"], dict) or not all(isinstance(v, list) for v in t["variants"].values()):
         raise BenchConfigError("train.variants must map a label to a list of KEY=VALUE overrides")
     if not isinstance(t["set"], list):

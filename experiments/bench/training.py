@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from experiments.bench.config import CONFIG_DIR, _train_config_path
+from experiments.bench.config import _train_config_path
 from experiments.ray_cluster import have_ray
 
 
@@ -69,8 +69,7 @@ def _train_once(config: Path, overrides: List[str], steps: int, out: Path) -> Di
     peak = [0]
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=str(CONFIG_DIR.parents[1]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done = threading.Event()
 
     def watch() -> None:

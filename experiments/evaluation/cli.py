@@ -40,10 +40,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-class _ArgError(Exception):
-    pass
-
-
 @command("evaluate")
 def evaluate_main(argv: Optional[List[str]] = None) -> int:
     parser = _parser()

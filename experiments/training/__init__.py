@@ -1,1 +1,1 @@
-"""Self-play training: the config, the trainer, the SB3, batched and RLlib backends and their envs."""
+"""Self-play training: one Trainer for every backend, the learners (SB3, batched PPO, DMC, RLlib) and their games."""

@@ -1,13 +1,14 @@
 """Batched self-play PPO: many games in one process, one forward pass per network per tick.
 
-``backend: batched`` in a training config (:mod:`experiments.training.batched_backend` runs it
-with the run folder, evaluation and checkpoints of the other backends).  This module is the
-algorithm, readable top to bottom:
+``backend: batched`` in a training config: :class:`BatchedPPO` is its learner (an
+:class:`experiments.training.learner.RolloutLearner`); the :class:`experiments.training.trainer.Trainer`
+plays the games, and gives the run folder, evaluation and checkpoints of every backend.  This
+module is the algorithm, readable top to bottom:
 
 1. **Network** (:class:`ActorCritic`): the SB3 backend's shape (``network.pi``/``network.vf``
    MLPs, fixed input scale :func:`handfoot_env.observation.observation_scale`, 705 logits), so the
    actor exports to the same ``actor.npz`` (:func:`actor_weights`) that ``policy:PATH`` plays.
-2. **Rollout** (:class:`experiments.training.batched_sampler.Sampler`): ``games`` games on the
+2. **Rollout** (:class:`experiments.training.sampler.Sampler`): ``games`` games on the
    engine's fast path.  In each game
    both seats of one team, drawn per game, are the **learning team**: each of the two seats is
    one trajectory (parameter sharing), and each of its decisions is a training sample.  The
@@ -44,7 +45,7 @@ policy) and each sample is weighted by proximal / behaviour probability (truncat
 :data:`MAX_WEIGHT`), so the trust region is the usual one and the lag is corrected.  Playing a
 rollout and updating on it cost about the same CPU, so overlapping them can halve the wall time
 per decision when the second core is free; torch threads do not help on these small matrices
-(measurements in :mod:`experiments.training.batched_backend`).  ``pipeline: false`` is strictly
+(measurements in docs/benchmarks.md).  ``pipeline: false`` is strictly
 on-policy: ``samplers`` processes (0: the learner process itself) play, then the learner updates.
 """
 from __future__ import annotations
@@ -55,7 +56,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
-from experiments.training.batched_sampler import SamplerGroup
+from experiments.training.networks import TorchLearner, mlp, to_array
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.config import load_rules
 from handfoot_env.observation import (
@@ -66,18 +67,9 @@ from handfoot_env.observation import (
 
 MASKED = -1e8            # logit of an illegal action (as sb3-contrib's MaskableCategorical)
 MAX_WEIGHT = 2.0         # truncation of the behaviour-policy importance weight (pipelined rollouts)
-ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 
 # =========================================================================== 1. network
-def mlp(n_in: int, hidden: Sequence[int], activation: str) -> Tuple[nn.Sequential, int]:
-    layers: List[nn.Module] = []
-    for h in hidden:
-        layers += [nn.Linear(n_in, int(h)), ACTIVATIONS[activation]()]
-        n_in = int(h)
-    return nn.Sequential(*layers), n_in
-
-
 class ActorCritic(nn.Module):
     """Actor (seat observation -> 705 logits) and critic (observation, plus the state with a
     centralised critic -> value), each an MLP on fixed-scaled inputs."""
@@ -114,11 +106,6 @@ class ActorCritic(nn.Module):
         return self.value_head(self.critic(critic_obs * self.critic_scale)).squeeze(-1)
 
 
-def to_array(t: th.Tensor) -> np.ndarray:
-    """A float32 NumPy copy of a tensor (exported weights)."""
-    return t.detach().cpu().numpy().astype(np.float32).copy()
-
-
 def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     """The actor as NumPy arrays, in the format of :func:`agents.sb3_model.extract_weights`
     (what :class:`NumpyPolicy`, ``agents.policy.save_actor`` and ``policy:PATH`` use)."""
@@ -152,39 +139,52 @@ def gae(values: np.ndarray, rewards: np.ndarray, done: np.ndarray, nxt: np.ndarr
 
 
 # =========================================================================== 5. PPO
-class BatchedPPO:
-    """The learner: network, Adam, samplers, rollouts and clipped PPO updates for one TrainConfig.
+class BatchedPPO(TorchLearner):
+    """The ``batched`` learner (a :class:`experiments.training.learner.RolloutLearner`): network,
+    Adam and clipped PPO updates on the rollouts the trainer's samplers play."""
 
-    ``settings`` is the validated ``batched:`` section (games, samplers, pipeline).
-    """
+    title = "batched PPO"
 
-    def __init__(self, cfg: Any, settings: Dict[str, Any], seed: int, sampler_seed: int):
+    def __init__(self, cfg: Any):
         self.cfg = cfg
-        self.settings = settings
-        p = cfg.ppo
+        self.rollout_size = int(cfg.ppo.n_steps) * int(cfg.n_envs)
+        self.pipeline = bool(cfg.batched.pipeline)
+        self.n_updates = 0
+
+    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
+        cfg, p, net = self.cfg, self.cfg.ppo, self.cfg.network
         r = load_rules(cfg.rules)
-        th.manual_seed(int(seed))
-        net = cfg.network
+        th.manual_seed(int(trainer.seed))
         self.model = ActorCritic(r.players, r.teams, net.pi, net.vf, net.activation, net.ortho_init,
                                  net.centralised_critic)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
-        self.rng = np.random.Generator(np.random.PCG64(int(seed)))       # minibatch order
-        self.rollout_size = int(p.n_steps) * int(cfg.n_envs)
-        self.pipeline = bool(settings["pipeline"])
-        self.samplers = SamplerGroup(
-            int(settings["samplers"]), int(settings["games"]), sampler_seed, rules=cfg.rules,
-            opponents=dict(cfg.opponents), reward=cfg.reward, reward_scale=cfg.reward_scale,
-            max_actions=cfg.max_actions, shaping_books=cfg.shaping.books, shaping_points=cfg.shaping.points,
-            centralised_critic=net.centralised_critic, snapshot_sampling=cfg.snapshots.sampling)
-        self.n_updates = 0
+        self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
+        self.restore(trainer.resume if checkpoint is not None else None)
+
+    def sampler_options(self) -> Dict[str, Any]:
+        return dict(shaping_books=self.cfg.shaping.books, shaping_points=self.cfg.shaping.points,
+                    centralised_critic=self.cfg.network.centralised_critic)
 
     def actor(self) -> Dict[str, Any]:
         return actor_weights(self.model)
 
-    # ------------------------------------------------------------------ rollouts
-    def rollout(self, snapshots: Optional[List[Dict[str, Any]]], remaining: Optional[int] = None) -> Dict[str, Any]:
-        """The next rollout to learn from (:meth:`SamplerGroup.next_rollout`, with the current weights)."""
-        return self.samplers.next_rollout(self.rollout_size, self.actor(), snapshots, self.pipeline, remaining)
+
+    # ------------------------------------------------------------------ update
+    def reference_policy(self, obs: th.Tensor, mask: th.Tensor, act: th.Tensor,
+                         behaviour_logp: th.Tensor) -> Tuple[th.Tensor, Optional[th.Tensor]]:
+        """The log-probabilities the ratio is taken against, and the samples' importance weights.
+
+        Synchronous: the behaviour policy's, no weights.  Pipelined (decoupled PPO): the rollout was
+        played by the weights before the previous update, so the clip is taken around the current
+        (proximal) policy and the behaviour policy is corrected by an importance weight
+        prox / behaviour, truncated at :data:`MAX_WEIGHT`."""
+        if not self.pipeline:
+            return behaviour_logp, None
+        with th.no_grad():
+            prox_logp = th.cat([
+                th.log_softmax(self.model.forward_logits(o).masked_fill(~m, MASKED), 1).gather(1, a[:, None])[:, 0]
+                for o, m, a in zip(th.split(obs, 4096), th.split(mask, 4096), th.split(act, 4096))])
+        return prox_logp, (prox_logp - behaviour_logp).exp().clamp(max=MAX_WEIGHT)
 
     # ------------------------------------------------------------------ update
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
@@ -202,20 +202,7 @@ class BatchedPPO:
         returns = th.from_numpy(adv + values)
         adv_t = th.from_numpy(adv)
         act = th.from_numpy(batch["act"])
-        behaviour_logp = th.from_numpy(batch["logp"])
-        if self.pipeline:
-            # decoupled PPO: the rollout was played by the weights before the previous update, so
-            # the clip is taken around the current (proximal) policy and the behaviour policy is
-            # corrected by an importance weight prox / behaviour, truncated at MAX_WEIGHT
-            with th.no_grad():
-                prox_logp = th.cat([
-                    th.log_softmax(model.forward_logits(o).masked_fill(~m, MASKED), 1).gather(1, a[:, None])[:, 0]
-                    for o, m, a in zip(th.split(obs, 4096), th.split(mask, 4096), th.split(act, 4096))])
-            weight = (prox_logp - behaviour_logp).exp().clamp(max=MAX_WEIGHT)
-            old_logp = prox_logp
-        else:
-            weight = None
-            old_logp = behaviour_logp
+        old_logp, weight = self.reference_policy(obs, mask, act, th.from_numpy(batch["logp"]))
         old_values = th.from_numpy(values)
         clip = float(p.clip_range)
         local = th.zeros(NUM_ACTIONS, dtype=th.long)        # action id -> column in a minibatch's logits
@@ -276,41 +263,5 @@ class BatchedPPO:
                 "loss": mean(stats["loss"]), "explained_variance": ev, "n_updates": float(self.n_updates),
                 "clip_range": clip, "learning_rate": float(p.learning_rate), "samples": float(len(rows))}
 
-    # ------------------------------------------------------------------ state (checkpoints, no pickle)
-    def state_arrays(self) -> Dict[str, np.ndarray]:
-        return learner_state(self.model, self.optimizer, self.n_updates)
 
-    def load_state_arrays(self, arrays: Dict[str, np.ndarray]) -> None:
-        self.n_updates = load_learner_state(self.model, self.optimizer, arrays)
-
-    def close(self) -> None:
-        self.samplers.close()
-
-
-def learner_state(model: nn.Module, optimizer: th.optim.Optimizer, n_updates: int) -> Dict[str, np.ndarray]:
-    """Model parameters and Adam state as plain arrays (``np.savez``; load with allow_pickle=False)."""
-    out = {f"model/{k}": v.detach().cpu().numpy() for k, v in model.state_dict().items()}
-    for i, st in optimizer.state_dict()["state"].items():
-        for k, v in st.items():
-            out[f"adam/{i}/{k}"] = v.detach().cpu().numpy() if th.is_tensor(v) else np.asarray(v)
-    out["n_updates"] = np.asarray(n_updates, np.int64)
-    return out
-
-
-def load_learner_state(model: nn.Module, optimizer: th.optim.Optimizer, arrays: Dict[str, np.ndarray]) -> int:
-    """Load what :func:`learner_state` wrote into ``model`` and ``optimizer``; the number of updates."""
-    sd = {k[len("model/"):]: th.from_numpy(np.array(v)) for k, v in arrays.items() if k.startswith("model/")}
-    model.load_state_dict(sd)
-    opt = optimizer.state_dict()
-    state: Dict[int, Dict[str, Any]] = {}
-    for k, v in arrays.items():
-        if k.startswith("adam/"):
-            _, i, name = k.split("/")
-            state.setdefault(int(i), {})[name] = th.from_numpy(np.array(v))
-    opt["state"] = state
-    optimizer.load_state_dict(opt)
-    return int(arrays["n_updates"])
-
-
-__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae", "mlp", "to_array", "learner_state",
-           "load_learner_state"]
+__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae"]

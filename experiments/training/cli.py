@@ -1,7 +1,7 @@
 """``handfoot train CONFIG [--resume PATH] [--set KEY=VALUE ...]``: the command line of training.
 
-What a run does and writes is described in :mod:`experiments.training.trainer`; the
-config fields in :mod:`experiments.training.config` (``handfoot train --help-config``).
+What a run does and writes is described in :mod:`experiments.training.trainer` (every backend);
+the config fields in :mod:`experiments.training.config` (``handfoot train --help-config``).
 """
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ from experiments.config import ConfigError, apply_overrides, config_from_dict, d
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
-from experiments.training.run import train
+from experiments.training.trainer import train
 from experiments.config import CommandParser
 from experiments.config import command
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = CommandParser(prog="handfoot train", description="Self-play MaskablePPO training from a YAML config.")
+    p = CommandParser(prog="handfoot train",
+                      description="Self-play training from a YAML config (backend: sb3, batched, dmc or rllib).")
     p.add_argument("config", nargs="?", help="train config YAML (configs/train/*.yaml); optional with --resume")
     p.add_argument("--resume", help="checkpoint folder or run folder to continue from")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

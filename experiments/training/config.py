@@ -10,11 +10,10 @@ from agents.registry import BUILTIN, make_agent
 from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
 from handfoot_env.config import load_rules
 from handfoot_env.config import MAX_SEED
+from experiments.recipes import find_config, recipe_names
+from experiments.training.learner import backend, backend_names
 
 
-#: every ``backend``, and those that play on the batched engine path (``batched:`` settings)
-BACKENDS = ("sb3", "rllib", "batched", "dmc")
-BATCHED_BACKENDS = ("batched", "dmc")
 #: opponent kinds of the mixture besides agent specs: the current learner, and its frozen snapshots
 SELF = "self"
 SNAPSHOTS = "self_snapshots"
@@ -71,6 +70,49 @@ class DMCConfig:
     or game (to the end of the game; needed with reward: game_win)."""
     max_grad_norm: float = 10.0
     """Gradient norm clip."""
+
+
+@dataclass
+class BatchedConfig:
+    """The batched games (``backend: batched`` and ``dmc``; :mod:`experiments.training.sampler`)."""
+
+    games: int = 128
+    """Games played at once (over all sampler processes); one tick asks each for a move."""
+    samplers: int = 1
+    """Sampler processes (0: the games are played in the learner process)."""
+    pipeline: bool = True
+    """true: the next rollout is played while the learner updates (needs samplers >= 1; the rollout
+    lags the learner by one update); false: play, then update (strictly on-policy)."""
+
+
+@dataclass
+class RLlibConfig:
+    """Ray and RLlib settings (``backend: rllib``; docs/scaling_out.md)."""
+
+    address: Optional[str] = None
+    """Ray cluster to join (--ray-address / RAY_ADDRESS take precedence); null: a local Ray."""
+    num_cpus: Optional[int] = None
+    """CPUs of a private local Ray (null: all cores); ignored on a cluster."""
+    ship_code: bool = False
+    """Send this checkout to the cluster's workers (runtime_env working_dir)."""
+    num_env_runners: int = 1
+    """Sampling actors (each one CPU); 0: sample in the trainer process."""
+    num_envs_per_env_runner: int = 4
+    """Games stepped together by one env runner (batched inference)."""
+    episodes_to_numpy: bool = False
+    """RLlib's numpy conversion of episodes (slower for this env)."""
+    train_batch_size: Optional[int] = None
+    """Env steps per PPO update (null: ppo.n_steps x all envs)."""
+    minibatch_size: Optional[int] = None
+    """Minibatch size (null: ppo.batch_size)."""
+    rollout_fragment_length: Any = "auto"
+    """auto or a positive integer."""
+    num_learners: int = 0
+    """0: the learner runs in the trainer process."""
+    vf_clip_param: Optional[float] = None
+    """RLlib's value-loss clip (null: off, as in SB3)."""
+    sample_timeout_s: float = 600.0
+    """Seconds an env runner may take for its share of a rollout."""
 
 
 @dataclass
@@ -183,23 +225,19 @@ class TrainConfig:
     progress: bool = True
     """Show tqdm progress bars."""
     backend: str = "sb3"
-    """Training backend: sb3 (MaskablePPO, experiments.training.sb3), rllib (RLlib PPO on Ray,
-    experiments.training.rllib), batched (PPO, many games in one process, experiments.training.batched_backend)
-    or dmc (Deep Monte-Carlo with action features on the batched games, experiments.training.dmc)."""
-    rllib: Dict[str, Any] = field(default_factory=dict)
+    """Training backend (experiments.training.learner's registry): sb3 (MaskablePPO, experiments.training.sb3),
+    rllib (RLlib PPO on Ray, experiments.training.rllib), batched (PPO on many games at once,
+    experiments.training.batched_ppo) or dmc (Deep Monte-Carlo with action features on the batched games,
+    experiments.training.dmc)."""
+    rllib: RLlibConfig = field(default_factory=RLlibConfig)
     """backend: rllib only: Ray and RLlib settings (env runners, envs per runner, ...; see docs/scaling_out.md)."""
-    batched: Dict[str, Any] = field(default_factory=dict)
-    """backend: batched and dmc only: games (played at once), samplers (processes), pipeline (see
-    experiments.training.batched_backend)."""
+    batched: BatchedConfig = field(default_factory=BatchedConfig)
+    """backend: batched and dmc only: games (played at once), samplers (processes), pipeline."""
 
     def validate(self) -> "TrainConfig":
-        _check_choice("backend", self.backend, BACKENDS)
-        if self.backend == "rllib":
-            validate_config(self)
-        if self.backend in BATCHED_BACKENDS or self.batched:
-            validate_batched(self)
-        if self.backend == "dmc":
-            validate_dmc(self)
+        _check_choice("backend", self.backend, backend_names())
+        validate_batched(self)
+        backend(self.backend).check(self)
         _check_choice("vec_env", self.vec_env, ("subproc", "dummy"))
         _check_choice("reward", self.reward, ("round_score_diff", "game_win"))
         _check_choice("network.activation", self.network.activation, ("tanh", "relu"))
@@ -291,6 +329,13 @@ def check_agents(cfg: TrainConfig) -> None:
 
 
 def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str]] = None) -> TrainConfig:
+    """The training config of a YAML file, or of a shipped recipe by name (``quickstart``,
+    :mod:`experiments.recipes`), with ``--set`` overrides."""
+    if path:
+        found = find_config(path, "train")
+        if found is None:
+            raise ConfigError(f"config file {str(path)!r} not found (nor a recipe: {', '.join(recipe_names('train'))})")
+        path = found
     data = read_yaml(path) if path else {}
     return config_from_dict(TrainConfig, apply_overrides(data, overrides or []))
 
@@ -302,43 +347,15 @@ def env_kwargs(cfg: TrainConfig) -> Dict[str, Any]:
                 snapshot_sampling=cfg.snapshots.sampling)
 
 
-#: the ``rllib:`` section of a training config (``backend: rllib``), with defaults
-RLLIB_DEFAULTS: Dict[str, Any] = {
-    "address": None,                 # Ray cluster to join (--ray-address / RAY_ADDRESS take precedence); null: local
-    "num_cpus": None,                # CPUs of a private local Ray (null: all cores); ignored on a cluster
-    "ship_code": False,              # send this checkout to the cluster's workers (runtime_env working_dir)
-    "num_env_runners": 1,            # sampling actors (each one CPU); 0: sample in the trainer process
-    "num_envs_per_env_runner": 4,    # games stepped together by one env runner (batched inference)
-    "episodes_to_numpy": False,      # RLlib's numpy conversion of episodes: slower for this env (see docs)
-    "train_batch_size": None,        # env steps per PPO update (null: ppo.n_steps x all envs)
-    "minibatch_size": None,          # null: ppo.batch_size
-    "rollout_fragment_length": "auto",
-    "num_learners": 0,               # 0: the learner runs in the trainer process
-    "vf_clip_param": None,           # RLlib's value-loss clip (null: off, as in SB3)
-    "sample_timeout_s": 600.0,
-}
-
-
 _UNSUPPORTED_NOTE = "not supported by the rllib backend"
 
 
-def rllib_settings(cfg: Any) -> Dict[str, Any]:
-    """The ``rllib`` section of ``cfg`` merged over :data:`RLLIB_DEFAULTS` (ConfigError on a bad key)."""
-    raw = dict(getattr(cfg, "rllib", None) or {})
-    unknown = sorted(set(raw) - set(RLLIB_DEFAULTS))
-    if unknown:
-        raise ConfigError(f"unknown field 'rllib.{unknown[0]}' (known fields: {', '.join(RLLIB_DEFAULTS)})")
-    out = dict(RLLIB_DEFAULTS)
-    out.update(raw)
-    return out
-
-
-def validate_config(cfg: Any) -> Dict[str, Any]:
-    """Check the parts of a TrainConfig that matter to the RLlib backend; the merged ``rllib`` section."""
-    s = rllib_settings(cfg)
+def validate_rllib(cfg: Any) -> RLlibConfig:
+    """Check the parts of a TrainConfig that matter to the RLlib backend; its ``rllib`` section."""
+    s = cfg.rllib
 
     def integer(name: str, lo: int, allow_none: bool = False) -> None:
-        v = s[name]
+        v = getattr(s, name)
         if v is None and allow_none:
             return
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -350,16 +367,11 @@ def validate_config(cfg: Any) -> Dict[str, Any]:
     integer("num_cpus", 1, allow_none=True)
     integer("train_batch_size", 2, allow_none=True)
     integer("minibatch_size", 2, allow_none=True)
-    rfl = s["rollout_fragment_length"]
+    rfl = s.rollout_fragment_length
     if rfl != "auto" and (isinstance(rfl, bool) or not isinstance(rfl, int) or rfl < 1):
         raise ConfigError(f"rllib.rollout_fragment_length: expected 'auto' or a positive integer, got {rfl!r}")
-    for name in ("episodes_to_numpy", "ship_code"):
-        if not isinstance(s[name], bool):
-            raise ConfigError(f"rllib.{name}: expected true or false, got {s[name]!r}")
-    if s["address"] is not None and not isinstance(s["address"], str):
-        raise ConfigError(f"rllib.address: expected a Ray address string or null, got {s['address']!r}")
     for name in ("vf_clip_param", "sample_timeout_s"):
-        v = s[name]
+        v = getattr(s, name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0):
             raise ConfigError(f"rllib.{name}: expected a positive number or null, got {v!r}")
     if cfg.network.centralised_critic:
@@ -371,11 +383,8 @@ def validate_config(cfg: Any) -> Dict[str, Any]:
     return s
 
 
-def total_envs(s: Dict[str, Any]) -> int:
-    return max(1, int(s["num_env_runners"])) * int(s["num_envs_per_env_runner"])
-
-
-BATCHED_DEFAULTS: Dict[str, Any] = {"games": 128, "samplers": 1, "pipeline": True}
+def total_envs(s: RLlibConfig) -> int:
+    return max(1, int(s.num_env_runners)) * int(s.num_envs_per_env_runner)
 
 
 def validate_dmc(cfg: Any) -> None:
@@ -403,25 +412,16 @@ def validate_dmc(cfg: Any) -> None:
         raise ConfigError("shaping: not supported by backend: dmc (Monte-Carlo returns of the env reward)")
 
 
-def batched_settings(cfg: Any) -> Dict[str, Any]:
-    return {**BATCHED_DEFAULTS, **dict(cfg.batched or {})}
-
-
-def validate_batched(cfg: Any) -> Dict[str, Any]:
-    """The ``batched:`` settings, checked; :class:`experiments.config.ConfigError` names a bad field."""
-    s = batched_settings(cfg)
-    for k in s:
-        if k not in BATCHED_DEFAULTS:
-            raise ConfigError(f"batched.{k}: unknown setting (known: {', '.join(BATCHED_DEFAULTS)})")
+def validate_batched(cfg: Any) -> BatchedConfig:
+    """The ``batched:`` section, checked; :class:`experiments.config.ConfigError` names a bad field."""
+    s = cfg.batched
     for name, lo, hi in (("games", 1, 65_536), ("samplers", 0, 64)):
-        v = s[name]
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        v = getattr(s, name)
+        if not lo <= v <= hi:
             raise ConfigError(f"batched.{name}: must be an integer from {lo} to {hi:,}, got {v!r}")
-    if not isinstance(s["pipeline"], bool):
-        raise ConfigError(f"batched.pipeline: expected true or false, got {s['pipeline']!r}")
-    if s["pipeline"] and s["samplers"] < 1:
+    if s.pipeline and s.samplers < 1:
         raise ConfigError("batched.pipeline: needs batched.samplers >= 1 (a sampler process to play while "
                           "the learner updates)")
-    if s["samplers"] > s["games"]:
-        raise ConfigError(f"batched.samplers: {s['samplers']} processes for {s['games']} games")
+    if s.samplers > s.games:
+        raise ConfigError(f"batched.samplers: {s.samplers} processes for {s.games} games")
     return s

@@ -1,7 +1,7 @@
 """Deep Monte-Carlo (DMC) with action features: the second learner family (``backend: dmc``).
 
 After DouZero (Zha et al., 2021, "DouZero: Mastering DouDizhu with Self-Play Deep Reinforcement
-Learning").  :mod:`experiments.training.batched_backend` runs it with the run folder, TensorBoard
+Learning").  :class:`experiments.training.trainer.Trainer` runs it with the run folder, TensorBoard
 tags, evaluation, snapshots, checkpoints and ``--resume`` of the other backends.  Readable top to
 bottom:
 
@@ -12,7 +12,7 @@ bottom:
    share what is learned about them: a meld of three naturals of any rank, a discard of any card.
    It exports to an ``actor.npz`` of ``kind = "q"`` (:func:`q_weights`) that ``policy:PATH`` plays
    greedily (:class:`agents.policy.QPolicy`).
-2. **Games**: the batched backend's sampler (:class:`experiments.training.batched_sampler.Sampler`),
+2. **Games**: the batched backend's sampler (:class:`experiments.training.sampler.Sampler`),
    unchanged: both seats of one team learn, the other team is drawn from ``opponents``
    (snapshots of the learner, agent specs), one forward pass per network per tick.  The learner
    plays epsilon-greedy on Q over the legal actions (``dmc.epsilon``); snapshots play greedily.
@@ -43,8 +43,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
-from experiments.training.batched_ppo import learner_state, load_learner_state, mlp, to_array
-from experiments.training.batched_sampler import SamplerGroup
+from experiments.training.networks import TorchLearner, mlp, to_array
 from handfoot_env.actions import ACTION_FEATURES
 from handfoot_env.config import load_rules
 from handfoot_env.observation import observation_scale, observation_size
@@ -145,34 +144,33 @@ class EpisodeReturns:
 
 
 # =========================================================================== 4. learner
-class DMCLearner:
-    """Network, Adam, samplers, Monte-Carlo targets and regression updates for one TrainConfig
-    (the interface of :class:`experiments.training.batched_ppo.BatchedPPO`)."""
+class DMCLearner(TorchLearner):
+    """The ``dmc`` learner (a :class:`experiments.training.learner.RolloutLearner`): Q network, Adam,
+    Monte-Carlo targets and regression updates on the rollouts the trainer's samplers play."""
 
-    def __init__(self, cfg: Any, settings: Dict[str, Any], seed: int, sampler_seed: int):
+    title = "batched DMC"
+
+    def __init__(self, cfg: Any):
         self.cfg = cfg
-        self.settings = settings
-        d = cfg.dmc
+        self.rollout_size = int(cfg.dmc.rollout)
+        self.targets = EpisodeReturns(cfg.dmc.gamma, cfg.dmc.horizon)
+        self.n_updates = 0
+
+    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
+        cfg, d = self.cfg, self.cfg.dmc
         r = load_rules(cfg.rules)
-        th.manual_seed(int(seed))
+        th.manual_seed(int(trainer.seed))
         self.model = QNetwork(r.players, r.teams, list(cfg.network.pi), cfg.network.activation)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=d.learning_rate, eps=1e-5)
-        self.rng = np.random.Generator(np.random.PCG64(int(seed)))       # minibatch order
-        self.rollout_size = int(d.rollout)
-        self.pipeline = bool(settings["pipeline"])
-        self.targets = EpisodeReturns(d.gamma, d.horizon)
-        self.samplers = SamplerGroup(
-            int(settings["samplers"]), int(settings["games"]), sampler_seed, rules=cfg.rules,
-            opponents=dict(cfg.opponents), reward=cfg.reward, reward_scale=cfg.reward_scale,
-            max_actions=cfg.max_actions, snapshot_sampling=cfg.snapshots.sampling, epsilon=d.epsilon)
-        self.n_updates = 0
+        self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
+        self.restore(trainer.resume if checkpoint is not None else None)
+
+    def sampler_options(self) -> Dict[str, Any]:
+        return {"epsilon": self.cfg.dmc.epsilon}
 
     def actor(self) -> Dict[str, Any]:
         return q_weights(self.model)
 
-    def rollout(self, snapshots: Optional[List[Dict[str, Any]]], remaining: Optional[int] = None) -> Dict[str, Any]:
-        """The next rollout (:meth:`SamplerGroup.next_rollout`, with the current weights)."""
-        return self.samplers.next_rollout(self.rollout_size, self.actor(), snapshots, self.pipeline, remaining)
 
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
         """Regress Q(s, a) on the returns of the decisions whose games ended (none: no update)."""
@@ -204,16 +202,6 @@ class DMCLearner:
                 "waiting": float(self.targets.waiting), "dropped": float(self.targets.dropped),
                 "epsilon": float(d.epsilon), "learning_rate": float(d.learning_rate),
                 "n_updates": float(self.n_updates)}
-
-    # ------------------------------------------------------------------ state (checkpoints, no pickle)
-    def state_arrays(self) -> Dict[str, np.ndarray]:
-        return learner_state(self.model, self.optimizer, self.n_updates)
-
-    def load_state_arrays(self, arrays: Dict[str, np.ndarray]) -> None:
-        self.n_updates = load_learner_state(self.model, self.optimizer, arrays)
-
-    def close(self) -> None:
-        self.samplers.close()
 
 
 __all__ = ["QNetwork", "q_weights", "EpisodeReturns", "DMCLearner", "HORIZONS"]

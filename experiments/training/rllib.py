@@ -1,14 +1,16 @@
 """RLlib backend: PPO self-play on Ray (``backend: rllib``).
 
-``handfoot train configs/train/rllib_selfplay.yaml`` (or any training config
-with ``backend: rllib``) lands in :func:`train_main` / :func:`train` here.
-Nothing in this module reads ``sys.argv`` or starts Ray at import time: Ray
-workers import it by name (the env class, the callbacks, the mapping function).
+``handfoot train configs/train/rllib_selfplay.yaml`` (or any training config with ``backend:
+rllib``) runs :class:`RLlibLearner` under the :class:`experiments.training.trainer.Trainer`: same
+run folder, TensorBoard tags, ``metrics.jsonl`` rows, periodic duplicate-format evaluation,
+``best``/``final`` checkpoints and ``final_eval.json`` as every backend.  Nothing in this module
+reads ``sys.argv`` or starts Ray at import time: Ray workers import it by name (the env class,
+the callbacks, the mapping function).
 
 Environment: :class:`experiments.training.rllib_env.HandFootMultiAgentEnv` (see there).
 
-Module (:class:`agents.rllib_policy.MaskedActorCritic`)
----------------------------------------------------------
+Module (:class:`experiments.training.rllib_module.MaskedActorCritic`)
+----------------------------------------------------------------------
 Torch, masked logits in every forward pass, separate critic, the SB3 backend's
 input scale.  ``learner`` is trained; ``snapshot_<k>`` modules are copies that
 are refreshed from ``learner`` every ``snapshots.every_updates`` iterations
@@ -16,51 +18,40 @@ are refreshed from ``learner`` every ``snapshots.every_updates`` iterations
 initial learner).  PPO only syncs the trained module to the env runners, so
 snapshot weights are pushed to every runner explicitly.
 
-Training driver
----------------
-:func:`train` (called by ``experiments.training.run.train`` for ``backend: rllib``)
-builds an RLlib ``PPOConfig`` (new API stack) from the same ``TrainConfig`` as
-the SB3 backend (:func:`build_algo_config`; the ``rllib:`` section holds the
-Ray/RLlib-only settings, :data:`RLLIB_DEFAULTS`), starts or joins Ray
-(:func:`init_ray`) and runs an :class:`experiments.training.trainer.Trainer` subclass
-(:func:`make_trainer`): same run folder, TensorBoard tags, ``metrics.jsonl``
-records, periodic duplicate-format evaluation, ``best``/``final`` checkpoints and
-``final_eval.json``.  ``total_timesteps`` counts learner transitions (steps of
-the ``learner`` module on any seat).  Checkpoints hold the RLlib Algorithm
-checkpoint (``algorithm/``), the NumPy actor (``actor.npz``) and
-``trainer.json`` (for ``--resume``).  Resuming restores the Algorithm checkpoint, which RLlib
-writes with pickle: it needs ``HANDFOOT_TRUST_PICKLE=1`` (docs/loading_files.md).  Ctrl-C stops
-between iterations with a checkpoint, as in the SB3 backend.
+The learner
+-----------
+:func:`build_algo_config` builds an RLlib ``PPOConfig`` (new API stack) from the same
+``TrainConfig`` as the other backends (the ``rllib:`` section,
+:class:`experiments.training.config.RLlibConfig`, holds the Ray/RLlib-only settings);
+:meth:`RLlibLearner.setup` starts or joins Ray (:func:`experiments.ray_cluster.init_ray`) and
+builds the Algorithm; one :meth:`RLlibLearner.iterate` is one ``Algorithm.train()``.
+``total_timesteps`` counts learner transitions (steps of the ``learner`` module on any seat).
+Checkpoints hold the RLlib Algorithm checkpoint (``algorithm/``) besides what the trainer writes.
+Resuming restores the Algorithm checkpoint, which RLlib writes with pickle: it needs
+``HANDFOOT_TRUST_PICKLE=1`` (docs/loading_files.md).  Ctrl-C stops between iterations with a
+checkpoint, as every backend.
 
 Ray itself (starting or joining a cluster, distributed evaluation) is :mod:`experiments.ray_cluster`.
-This module imports Ray and RLlib at the top: :func:`experiments.training.run.train` imports it
-only for ``backend: rllib``.
+This module imports Ray and RLlib at the top: the trainer imports it only for ``backend: rllib``.
 """
 from __future__ import annotations
 
-import json
 import time
+from functools import partial
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import numpy as np
 import ray
-import torch
 from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-from torch.utils.tensorboard import SummaryWriter
 
 from agents.files import require_trust
-from agents.policy import ACTOR_FILE, save_actor
 from agents.rllib_policy import LEARNER, actor_weights
-from experiments.config import ConfigError, config_to_dict
+from experiments.config import ConfigError
 from experiments.ray_cluster import init_ray, require_ray, resolve_address, shutdown_ray
-from experiments.runs import (
-    open_run,
-    session_info,
-    truncate_metrics,
-    write_json,
-)
-from experiments.training.config import rllib_settings, total_envs, validate_config
+from experiments.training.config import total_envs, validate_rllib
+from experiments.training.learner import Iteration
 from experiments.training.rllib_env import (
     HandFootMultiAgentEnv,
     SelfPlayMetrics,
@@ -69,9 +60,7 @@ from experiments.training.rllib_env import (
     spaces_for,
 )
 from experiments.training.rllib_module import module_spec
-from experiments.training.trainer import Trainer
 from handfoot_env.config import load_rules
-from experiments.training.trainer import run_session
 
 
 def env_config(cfg: Any, seed: int) -> Dict[str, Any]:
@@ -90,30 +79,30 @@ def build_algo_config(cfg: Any, seed: int):
     """The RLlib ``PPOConfig`` (new API stack) of a TrainConfig with ``backend: rllib``."""
     require_ray()
 
-    s = validate_config(cfg)
+    s = validate_rllib(cfg)
     ec = env_config(cfg, seed)
     obs_space, act_space = spaces_for(cfg.rules)
     mc = model_config(cfg)
     modules = [LEARNER] + snapshot_ids(ec["pool_size"])
     specs = {m: module_spec(obs_space, act_space, mc) for m in modules}
     p = cfg.ppo
-    batch = int(s["train_batch_size"] or p.n_steps * total_envs(s))
-    mini = int(min(batch, s["minibatch_size"] or p.batch_size))
+    batch = int(s.train_batch_size or p.n_steps * total_envs(s))
+    mini = int(min(batch, s.minibatch_size or p.batch_size))
     conf = (RLlibPPOConfig()
             .environment(HandFootMultiAgentEnv, env_config=ec, disable_env_checking=True)
-            .env_runners(num_env_runners=int(s["num_env_runners"]),
-                         num_envs_per_env_runner=int(s["num_envs_per_env_runner"]),
-                         episodes_to_numpy=bool(s["episodes_to_numpy"]),
-                         rollout_fragment_length=s["rollout_fragment_length"],
-                         num_cpus_per_env_runner=1, sample_timeout_s=float(s["sample_timeout_s"]))
-            .learners(num_learners=int(s["num_learners"]))
+            .env_runners(num_env_runners=int(s.num_env_runners),
+                         num_envs_per_env_runner=int(s.num_envs_per_env_runner),
+                         episodes_to_numpy=bool(s.episodes_to_numpy),
+                         rollout_fragment_length=s.rollout_fragment_length,
+                         num_cpus_per_env_runner=1, sample_timeout_s=float(s.sample_timeout_s))
+            .learners(num_learners=int(s.num_learners))
             .multi_agent(policies=set(modules), policy_mapping_fn=agent_to_module, policies_to_train=[LEARNER])
             .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
             .training(lr=float(p.learning_rate), train_batch_size_per_learner=batch, minibatch_size=mini,
                       num_epochs=int(p.n_epochs), gamma=float(p.gamma), lambda_=float(p.gae_lambda),
                       clip_param=float(p.clip_range), entropy_coeff=float(p.ent_coef),
                       vf_loss_coeff=float(p.vf_coef), grad_clip=float(p.max_grad_norm), grad_clip_by="global_norm",
-                      use_kl_loss=False, vf_clip_param=float(s["vf_clip_param"] or 1e9))
+                      use_kl_loss=False, vf_clip_param=float(s.vf_clip_param or 1e9))
             .callbacks(SelfPlayMetrics)
             .reporting(metrics_num_episodes_for_smoothing=100)
             .debugging(seed=int(seed), log_level="ERROR"))
@@ -129,26 +118,23 @@ def _num(x: Any) -> Optional[float]:
     return v if np.isfinite(v) else None
 
 
-class RLlibTrainer(Trainer):
-    """``experiments.training.trainer.Trainer`` with RLlib PPO underneath (see the module docstring)."""
-    backend = "rllib"
+class RLlibLearner:
+    """RLlib PPO as a :class:`experiments.training.learner.SamplingLearner` (see the module docstring)."""
 
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
+    own_snapshots = True        # the snapshot pool is the RLlib modules snapshot_<k>
+
+    def __init__(self, cfg: Any):
+        self.cfg = cfg
         self.algo = None
         self.owns_ray = False
-        self.settings = validate_config(self.cfg)
-        self.timesteps = 0
-        self.state.setdefault("iterations", 0)
-        self.state.setdefault("next_slot", 0)
-        self.state.setdefault("env_steps", 0)
+        self.trainer: Any = None
 
     # -------------------------------------------------------- weights
     def learner_state(self) -> Dict[str, Any]:
         st = self.algo.learner_group.get_state(components=f"learner/rl_module/{LEARNER}")
         return st["learner"]["rl_module"][LEARNER]
 
-    def weights(self) -> Dict[str, Any]:
+    def actor(self) -> Dict[str, Any]:
         return actor_weights(self.learner_state())
 
     def push_modules(self, states: Dict[str, Dict[str, Any]]) -> None:
@@ -156,17 +142,9 @@ class RLlibTrainer(Trainer):
         if not states:
             return
         self.algo.learner_group.set_state({"learner": {"rl_module": dict(states)}})
+        self.algo.env_runner_group.foreach_env_runner(partial(_set_modules, states=states), local_env_runner=True)
 
-        def _set(er, _states=states):
-            if getattr(er, "module", None) is None:
-                return False
-            for mid, st in _states.items():
-                if mid in er.module:
-                    er.module[mid].set_state(st)
-            return True
-        self.algo.env_runner_group.foreach_env_runner(_set, local_env_runner=True)
-
-    def snapshot(self, fill_all: bool = False) -> None:
+    def freeze_snapshot(self, fill_all: bool = False) -> None:
         """Copy the learner into the next snapshot slot (round robin), or into every slot."""
         slots = snapshot_ids(env_config(self.cfg, 0)["pool_size"])
         if not slots:
@@ -175,159 +153,60 @@ class RLlibTrainer(Trainer):
         if fill_all:
             self.push_modules({m: st for m in slots})
             return
-        k = int(self.state["next_slot"]) % len(slots)
+        state = self.trainer.state
+        k = int(state.get("next_slot", 0)) % len(slots)
         self.push_modules({slots[k]: st})
-        self.state["next_slot"] = k + 1
-        self.state["snapshot_updates"] = (list(self.state.get("snapshot_updates", []))
-                                          + [self.state["iterations"]])[-len(slots):]
+        state["next_slot"] = k + 1
 
     # -------------------------------------------------------- setup
-    def setup(self) -> None:
+    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
         cfg = self.cfg
-        s = self.settings
-        torch.set_num_threads(cfg.torch_threads)
-        start = 0
-        if self.resume is not None:
+        s = cfg.rllib
+        self.trainer = trainer
+        trainer.state.setdefault("next_slot", 0)
+        trainer.state.setdefault("env_steps", 0)
+        if checkpoint is not None:
             try:
-                require_trust(self.resume / "algorithm", "an RLlib Algorithm checkpoint")
+                require_trust(trainer.resume / "algorithm", "an RLlib Algorithm checkpoint")
             except ValueError as e:
                 raise ConfigError(f"resume: {e}") from None
-            st = json.loads((self.resume / "trainer.json").read_text())
-            start = int(st["num_timesteps"])
-            self.state.update(st["state"])
-            truncate_metrics(self.run, start)
-        self.timesteps = start
-        self.env_seed = cfg.seed if start == 0 else int(
-            np.random.SeedSequence([cfg.seed, start]).generate_state(1)[0] % (2 ** 31))
-        self.owns_ray = init_ray(s["address"], num_cpus=s["num_cpus"], quiet=self.quiet,
-                                 ship_code=bool(s["ship_code"]))
-        conf = build_algo_config(cfg, self.env_seed)
-        self.algo = conf.build_algo()
-        if self.resume is not None:
-            self.algo.restore_from_path(str((self.resume / "algorithm").resolve()))
+        self.owns_ray = init_ray(s.address, num_cpus=s.num_cpus, quiet=trainer.quiet, ship_code=bool(s.ship_code))
+        self.algo = build_algo_config(cfg, trainer.seed).build_algo()
+        if checkpoint is not None:
+            self.algo.restore_from_path(str((trainer.resume / "algorithm").resolve()))
             # snapshot slots are not synced by PPO's weight sync: push them from the restored learner group
             slots = snapshot_ids(env_config(cfg, 0)["pool_size"])
             if slots:
                 lg = self.algo.learner_group.get_state(components=[f"learner/rl_module/{m}" for m in slots])
                 self.push_modules(dict(lg["learner"]["rl_module"]))
         else:
-            self.snapshot(fill_all=True)         # the pool starts as copies of the initial learner
-        self.writer = SummaryWriter(str(self.run / "tb"))
-        self.start_logs_and_schedules()
+            self.freeze_snapshot(fill_all=True)         # the pool starts as copies of the initial learner
 
-    def session_started(self, info: Dict[str, Any]) -> str:
-        s = self.settings
-        info["seeds"]["envs"] = (f"base {self.env_seed}, per env: SeedSequence([base, env runner index, "
+    def describe(self, info: Dict[str, Any]) -> str:
+        s = self.cfg.rllib
+        info["seeds"]["python/numpy/torch/rllib"] = info["seeds"].pop("python/numpy/torch")
+        info["seeds"]["envs"] = (f"base {self.trainer.seed}, per env: SeedSequence([base, env runner index, "
                                  f"vector index])")
-        info["ray"]["cluster_resources"] = {k: v for k, v in ray.cluster_resources().items()
-                                            if k in ("CPU", "GPU", "memory")}
-        info["ray"]["nodes"] = len([n for n in ray.nodes() if n.get("Alive")])
-        return (f"run folder: {self.run} (RLlib PPO, {s['num_env_runners']} env runner(s) x "
-                f"{s['num_envs_per_env_runner']} envs, Ray {info['ray']['address']})"
-                + (f" (resumed from {self.resume} at {self.timesteps:,} steps)" if self.resume else ""))
-
-    def sync(self, snapshots: bool = False) -> None:   # RLlib syncs the learner itself
-        pass
+        info["versions"]["ray"] = ray.__version__
+        info["ray"] = {"address": resolve_address(s.address) or "local", "num_env_runners": s.num_env_runners,
+                       "num_envs_per_env_runner": s.num_envs_per_env_runner,
+                       "cluster_resources": {k: v for k, v in ray.cluster_resources().items()
+                                             if k in ("CPU", "GPU", "memory")},
+                       "nodes": len([n for n in ray.nodes() if n.get("Alive")])}
+        return (f"RLlib PPO, {s.num_env_runners} env runner(s) x {s.num_envs_per_env_runner} envs, "
+                f"Ray {info['ray']['address']}")
 
     # -------------------------------------------------------- one iteration
-    def on_result(self, r: Dict[str, Any], wall: float) -> None:
-        er = r.get("env_runners", {}) or {}
-        lr = (r.get("learners", {}) or {}).get(LEARNER, {}) or {}
-        steps_by_module = er.get("num_module_steps_sampled", {}) or {}
-        learner_steps = int(steps_by_module.get(LEARNER, 0) or 0)
-        env_steps = int(er.get("num_env_steps_sampled", 0) or 0)
-        self.timesteps += learner_steps
-        self.state["iterations"] += 1
-        self.state["updates"] = self.state["iterations"]
-        self.state["env_steps"] = int(self.state.get("env_steps", 0)) + env_steps
-        steps = self.timesteps
-        rec: Dict[str, Any] = {"kind": "rollout", "timesteps": steps, "update": self.state["iterations"],
-                               "env_steps": env_steps, "learner_steps": learner_steps,
-                               "iteration_s": round(wall, 3)}
-        sp = er.get("selfplay", {}) or {}
-        games = int(_num(sp.get("games")) or 0)
-        if games:
-            rec["games"] = games
-            rec["ep_rew_mean"] = (_num(sp.get("learner_return_sum")) or 0.0) / games
-            rec["ep_len_mean"] = (_num(sp.get("learner_decisions_sum")) or 0.0) / games
-            rec["actions_per_game"] = (_num(sp.get("actions_sum")) or 0.0) / games
-            self.scalar("selfplay/games", games, steps)
-            self.scalar("selfplay/score_diff", (_num(sp.get("score_diff_sum")) or 0.0) / games, steps)
-            self.scalar("selfplay/truncated", (_num(sp.get("truncated")) or 0.0) / games, steps)
-            self.scalar("rollout/ep_rew_mean", rec["ep_rew_mean"], steps)
-            self.scalar("rollout/ep_len_mean", rec["ep_len_mean"], steps)
-        for key, v in sorted(sp.items()):
-            if key.startswith("games_vs_") and _num(v):
-                kind = key[len("games_vs_"):]
-                res = (_num(sp.get(f"result_sum_vs_{kind}")) or 0.0) / float(v)
-                rec[f"result_vs_{kind}"] = res
-                self.scalar(f"selfplay/result_vs_{kind}", res, steps)
-        # the SB3 backend's names for the update statistics (metrics.jsonl "update" records, train/*)
-        upd: Dict[str, Any] = {"kind": "update", "timesteps": steps, "update": self.state["iterations"]}
-        for name, key, sign in (("learning_rate", "default_optimizer_learning_rate", 1.0),
-                                ("entropy_loss", "entropy", -1.0), ("policy_gradient_loss", "policy_loss", 1.0),
-                                ("value_loss", "vf_loss", 1.0), ("loss", "total_loss", 1.0),
-                                ("explained_variance", "vf_explained_var", 1.0)):
-            v = _num(lr.get(key))
-            if v is not None:
-                upd[name] = sign * v
-                self.scalar(f"train/{name}", sign * v, steps)
-        if wall > 0:
-            rec["env_steps_per_s"] = env_steps / wall
-            self.scalar("time/fps", env_steps / wall, steps)
-            self.scalar("time/learner_steps_per_s", learner_steps / wall, steps)
-        self.scalar("time/iteration_s", wall, steps)
-        self.metric(rec)
-        self.metric(upd)
-
-    def between_iterations(self) -> None:
-        """Snapshots, evaluation and checkpoints (the SB3 trainer's on_rollout_start)."""
-        cfg = self.cfg
-        steps = self.timesteps
-        it = self.state["iterations"]
-        if it > 0 and it % cfg.snapshots.every_updates == 0 and it not in self.state.get("snapshot_updates", []):
-            self.snapshot()
-            self.scalar("selfplay/snapshots", min(len(self.state["snapshot_updates"]), cfg.snapshots.keep), steps)
-        self.run_schedules(steps)
+    def iterate(self, remaining: int, snapshots: Optional[List[Dict[str, Any]]]) -> Iteration:
+        """One RLlib training iteration (sampling, then the PPO update)."""
+        t0 = time.perf_counter()
+        r = self.algo.train()
+        return iteration_of(r, time.perf_counter() - t0, self.trainer.state)
 
     # -------------------------------------------------------- checkpoints
-    def checkpoint(self, path, periodic: bool, extra: Optional[Dict[str, Any]] = None) -> None:
-        tmp = self.checkpoint_tmp(path)
-        self.algo.save_to_path(str((tmp / "algorithm").resolve()))
-        save_actor(self.weights(), tmp / ACTOR_FILE)
-        write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
-                                          "backend": "rllib",
-                                          "config": _config_dict(self.cfg)})
-        self.commit_checkpoint(tmp, path, periodic, extra)
-
-    # -------------------------------------------------------- run
-    def learn(self) -> None:
-        self.learn_in_iterations("train (rllib)")
-
-    def steps(self) -> int:
-        return int(self.timesteps)
-
-    def iterate(self, total: int) -> None:
-        """Training iterations until ``total`` learner timesteps, or until Ctrl-C (between iterations)."""
-        while self.timesteps < total and not self.stop.requested:
-            self.between_iterations()
-            t0 = time.perf_counter()
-            r = self.algo.train()
-            wall = time.perf_counter() - t0
-            before = self.timesteps
-            self.on_result(r, wall)
-            if self.bar is not None:
-                env_steps = (r.get("env_runners", {}) or {}).get("num_env_steps_sampled", 0) or 0
-                self.bar.update(self.timesteps - before)
-                if wall > 0:
-                    self.bar.set_postfix_str(f"{env_steps / wall:.0f} env steps/s")
-
-    def finish(self) -> Dict[str, Any]:
-        steps = self.timesteps
-        self.evaluate_if_due(steps)
-        out = self.finish_run(steps)
-        out.update(iterations=self.state["iterations"], env_steps=self.state["env_steps"])
-        return out
+    def save(self, folder: Path) -> Dict[str, Any]:
+        self.algo.save_to_path(str((folder / "algorithm").resolve()))
+        return {}
 
     def close(self) -> None:
         try:
@@ -335,30 +214,56 @@ class RLlibTrainer(Trainer):
                 self.algo.stop()
         except Exception:  # noqa: BLE001 - stopping dead actors must not hide the real error
             pass
-        if self.writer is not None:
-            self.writer.flush()
-            self.writer.close()
         if self.owns_ray:
             shutdown_ray()
 
 
+def _set_modules(er: Any, states: Dict[str, Dict[str, Any]]) -> bool:
+    """On an env runner: set the weights of the modules it holds."""
+    if getattr(er, "module", None) is None:
+        return False
+    for mid, st in states.items():
+        if mid in er.module:
+            er.module[mid].set_state(st)
+    return True
 
 
-def _config_dict(cfg: Any) -> Dict[str, Any]:
-    return config_to_dict(cfg)
+# the SB3 backend's names for the update statistics (metrics.jsonl "update" rows, train/*)
+_UPDATE_NAMES = (("learning_rate", "default_optimizer_learning_rate", 1.0), ("entropy_loss", "entropy", -1.0),
+                 ("policy_gradient_loss", "policy_loss", 1.0), ("value_loss", "vf_loss", 1.0),
+                 ("loss", "total_loss", 1.0), ("explained_variance", "vf_explained_var", 1.0))
 
 
-def train(cfg: Any, resume: Any = None, quiet: bool = False, argv: Optional[List[str]] = None) -> Dict[str, Any]:
-    """``experiments.training.run.train`` for ``backend: rllib``: same run folder, same result dict."""
-    require_ray()
-    cfg.validate()
-    validate_config(cfg)
-    run, ck = open_run(cfg, resume or cfg.resume)
-    s = rllib_settings(cfg)
-    info = session_info(cfg, ck, argv, {"python/numpy/torch/rllib": cfg.seed, "envs": None,
-                                        "evaluation": cfg.evaluation.seed})
-    info["backend"] = "rllib"
-    info["versions"]["ray"] = ray.__version__
-    info["ray"] = {"address": resolve_address(s["address"]) or "local", "num_env_runners": s["num_env_runners"],
-                   "num_envs_per_env_runner": s["num_envs_per_env_runner"]}
-    return run_session(RLlibTrainer(cfg, run, resume=ck, quiet=quiet), info)
+def iteration_of(r: Dict[str, Any], wall: float, state: Dict[str, Any]) -> Iteration:
+    """An RLlib result as the trainer's :class:`Iteration` (the learner's steps are its decisions)."""
+    er = r.get("env_runners", {}) or {}
+    lr = (r.get("learners", {}) or {}).get(LEARNER, {}) or {}
+    steps_by_module = er.get("num_module_steps_sampled", {}) or {}
+    learner_steps = int(steps_by_module.get(LEARNER, 0) or 0)
+    env_steps = int(er.get("num_env_steps_sampled", 0) or 0)
+    state["env_steps"] = int(state.get("env_steps", 0)) + env_steps
+    state["iterations"] = int(state.get("updates", 0)) + 1
+    rec: Dict[str, Any] = {"env_steps": env_steps, "learner_steps": learner_steps, "iteration_s": round(wall, 3)}
+    scalars: Dict[str, float] = {"time/iteration_s": wall}
+    sp = er.get("selfplay", {}) or {}
+    games = int(_num(sp.get("games")) or 0)
+    if games:
+        rec["games"] = games
+        rec["ep_rew_mean"] = (_num(sp.get("learner_return_sum")) or 0.0) / games
+        rec["ep_len_mean"] = (_num(sp.get("learner_decisions_sum")) or 0.0) / games
+        rec["actions_per_game"] = (_num(sp.get("actions_sum")) or 0.0) / games
+        scalars["selfplay/score_diff"] = (_num(sp.get("score_diff_sum")) or 0.0) / games
+        scalars["selfplay/truncated"] = (_num(sp.get("truncated")) or 0.0) / games
+    for key, v in sorted(sp.items()):
+        if key.startswith("games_vs_") and _num(v):
+            kind = key[len("games_vs_"):]
+            rec[f"result_vs_{kind}"] = (_num(sp.get(f"result_sum_vs_{kind}")) or 0.0) / float(v)
+    upd: Dict[str, float] = {}
+    for name, key, sign in _UPDATE_NAMES:
+        v = _num(lr.get(key))
+        if v is not None:
+            upd[name] = sign * v
+    if wall > 0:
+        rec["env_steps_per_s"] = env_steps / wall
+        scalars["time/learner_steps_per_s"] = learner_steps / wall
+    return Iteration(decisions=learner_steps, update=upd, rollout=rec, scalars=scalars)

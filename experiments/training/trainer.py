@@ -1,4 +1,4 @@
-"""The SB3 trainer: one self-play MaskablePPO run from a training config (``backend: sb3``).
+"""The trainer: one self-play training run of any backend, from a training config.
 
 Usage::
 
@@ -10,34 +10,37 @@ Usage::
 Python::
 
     from experiments.training.config import TrainConfig
-    from experiments.training.run import train
+    from experiments.training.trainer import train
     result = train(TrainConfig(total_timesteps=20_000))
 
-What a run does (see :mod:`experiments.training.selfplay` for the environment design):
+The :class:`Trainer` owns the run's schedule; the learning is a learner's, found by the config's
+``backend`` in the registry of :mod:`experiments.training.learner` (sb3: :mod:`~experiments.training.sb3`,
+rllib: :mod:`~experiments.training.rllib`, batched: :mod:`~experiments.training.batched_ppo`, dmc:
+:mod:`~experiments.training.dmc`).  For the learners of the batched games the trainer owns the sampler
+processes (:class:`experiments.training.sampler.SamplerGroup`) and hands each rollout to the learner.
+What a run does:
 
-* builds ``n_envs`` :class:`~experiments.training.selfplay.SeatEnv` workers (``SubprocVecEnv``, one
-  torch thread each) and a MaskablePPO model with :class:`~experiments.training.sb3.HandFootPolicy`
-  (sizes from ``network``);
-* before every rollout, pushes the learner's actor weights to the workers (they play the
-  learner's partner and ``self`` opponents); every ``snapshots.every_updates`` updates it
-  freezes a snapshot of the learner into the opponent pool (the last ``snapshots.keep`` are kept);
-  each episode draws its opponents from the ``opponents`` mixture;
+* iterations of one rollout and one update until ``total_timesteps`` learner decisions;
+* before every rollout, every ``snapshots.every_updates`` updates, it freezes a snapshot of the
+  learner into the opponent pool (the last ``snapshots.keep`` are kept); each game draws its
+  opponents from the ``opponents`` mixture (:mod:`experiments.training.selfplay`);
 * every ``evaluation.every_timesteps`` evaluates the learner (greedy actor) with the duplicate
   evaluation harness (:mod:`experiments.evaluation`) in a round-robin with the
   ``evaluation.opponents``: win rate and ADP against each, and an Elo rating (Bradley-Terry on
   the round-robin, shifted so that ``random`` sits at 1000); the best checkpoint by
   ``evaluation.best_by`` is kept in ``RUN/best``;
 * saves a checkpoint every ``checkpoint_every`` timesteps (``RUN/checkpoints/step_N``: ``actor.npz``
-  for ``policy:PATH``; ``model_state.npz`` (policy and optimizer state), ``snapshots.npz`` (the
-  opponent pool) and ``trainer.json`` for resuming; and SB3's ``model.zip`` for use with SB3)
-  and ``RUN/final`` at the end.  Each checkpoint folder, ``best/``, ``final/`` and
-  ``checkpoints/latest.txt`` is written under a temporary name and then swapped in.
+  for ``policy:PATH``, ``snapshots.npz`` (the opponent pool), ``trainer.json`` for resuming and the
+  learner's own files: sb3 ``model_state.npz`` (and SB3's ``model.zip`` for use with SB3), batched
+  and dmc ``learner.npz``, rllib ``algorithm/``) and ``RUN/final`` at the end.  Each checkpoint
+  folder, ``best/``, ``final/`` and ``checkpoints/latest.txt`` is written under a temporary name and
+  then swapped in.
 
 Run folder (``run_dir/run_name``, default ``runs/NAME-sSEED``; an existing folder gets a
 time suffix): ``config.yaml`` (resolved), ``run.json`` (seeds, package versions, git commit,
-command line), ``tb/`` (TensorBoard: SB3's ``train/*``, ``rollout/*``, ``time/fps``; plus
+command line), ``tb/`` (TensorBoard: ``train/*`` (SB3's names), ``rollout/*``, ``time/*``,
 ``selfplay/*`` results of training games by opponent kind and ``eval/*``), ``metrics.jsonl``
-(one line per rollout and per evaluation), ``checkpoints/``, ``best/``, ``final/``,
+(one line per rollout, per update and per evaluation), ``checkpoints/``, ``best/``, ``final/``,
 ``evals/step_N/results.json`` (each evaluation), ``final_eval.json`` and ``learning_curve.png``.
 
 ``--resume PATH`` (a checkpoint folder, or a run folder: its latest checkpoint) continues in the
@@ -45,7 +48,7 @@ run folder that holds the checkpoint: the step count, snapshot pool, best score 
 continue, ``metrics.jsonl`` rows written after the checkpoint are dropped (the resumed run writes
 them again) and TensorBoard logs go to the same ``tb/`` folder.  Resuming reads arrays and JSON
 only: the model is rebuilt from the config and its state loaded from ``model_state.npz``
-(``model.zip`` is not read).  A checkpoint of an older version (``snapshots.pkl``, no
+(SB3's ``model.zip`` is not read).  A checkpoint of an older version (``snapshots.pkl``, no
 ``model_state.npz``) holds pickles and is resumed only with ``HANDFOOT_TRUST_PICKLE=1``.
 
 Ctrl-C stops a run cleanly: the current environment step finishes, the run goes back to its last
@@ -54,54 +57,53 @@ and :class:`TrainingInterrupted` is raised (``handfoot train`` prints one line a
 ``handfoot train --resume RUN`` continues.  A second Ctrl-C stops at once.  Worker processes
 ignore Ctrl-C and exit when the trainer dies.
 
-Reproducibility: the config ``seed`` seeds python ``random``, NumPy and torch (SB3's
-``set_random_seed``), the worker environments (worker ``i`` gets ``seed + i``; its games,
-learner seats, opponent draws, partner/snapshot sampling and heuristic seeds all come from
-that one generator) and evaluation (``evaluation.seed``).  Workers return results in env order,
-so the same config and seed give identical metrics on the same machine (timings excepted).
-A resumed run reseeds from ``(seed, timesteps)``; it is reproducible itself but does not repeat
-the uninterrupted run bit for bit.
+Reproducibility: the config ``seed`` seeds python ``random``, NumPy, torch, the games (sb3: worker
+``i`` gets ``seed + i``; batched and dmc: ``SeedSequence(seed)``, one child per sampler process)
+and evaluation (``evaluation.seed``); the same config and seed give identical metrics on the same
+machine (timings excepted; RLlib's updates are not bit-for-bit repeatable).  A resumed run reseeds
+from ``(seed, timesteps)`` (:func:`resume_seed`); it is reproducible itself but does not repeat the
+uninterrupted run bit for bit.
 
 Config errors (an unknown field, a badly typed value) name the field and exit with status 2.
-
-``backend: rllib`` hands the whole run to :mod:`experiments.training.rllib` (RLlib PPO on Ray, same
-run folder layout); everything above describes the default ``backend: sb3``.
 """
 from __future__ import annotations
 
+import collections
 import json
-import pickle
+import random
 import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 import torch as th
 import yaml
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.logger import TensorBoardOutputFormat, configure
+from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from agents.files import require_trust
 from agents.policy import ACTOR_FILE, actor_arrays, actor_from_arrays, save_actor
-from agents.sb3_model import extract_weights
-from experiments.config import ConfigError, config_to_dict
+from experiments.config import config_to_dict
 from experiments.evaluation.report import plot_learning_curve
 from experiments.evaluation.summary import eval_score, evaluate_policy
 from experiments.processes import StopRequest
-from experiments.runs import _json_default, end_session, replace_dir, truncate_metrics, write_json, write_text
-from experiments.training.config import TrainConfig, env_kwargs
-from experiments.training.sb3 import HandFootPolicy, build_model, load_model_state, model_state
-from experiments.training.selfplay import make_vec_env
-import random
-from experiments.runs import start_session
+from experiments.runs import (
+    _json_default,
+    end_session,
+    open_run,
+    replace_dir,
+    session_info,
+    start_session,
+    truncate_metrics,
+    write_json,
+    write_text,
+)
+from experiments.training.config import TrainConfig, check_agents
+from experiments.training.learner import Iteration, backend
+from experiments.training.sampler import SamplerGroup
 
-MODEL_STATE = "model_state.npz"
 SNAPSHOTS_FILE = "snapshots.npz"
-LEGACY_SNAPSHOTS = "snapshots.pkl"
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -123,49 +125,42 @@ def load_snapshots(path: Path) -> List[Dict[str, Any]]:
         return [actor_from_arrays(z, prefix=f"s{k}/") for k in range(int(z["count"]))]
 
 
-class _TrainerHooks(BaseCallback):
-    """SB3's callback points, handed to the :class:`Trainer` (rollout start and end, each step)."""
-
-    def __init__(self, trainer: "Trainer"):
-        super().__init__()
-        self.trainer = trainer
-        self.results: List[Dict[str, Any]] = []
-
-    def _on_rollout_start(self) -> None:
-        self.trainer.on_rollout_start()
-        self.results = []
-
-    def _on_step(self) -> bool:
-        if self.trainer.stop.requested:
-            return False                  # Ctrl-C: SB3 stops after this step, before the update
-        for info in self.locals["infos"]:
-            r = info.get("selfplay")
-            if r is not None:
-                self.results.append(r)
-        if self.trainer.bar is not None:
-            self.trainer.bar.update(self.training_env.num_envs)
-        return True
-
-    def _on_rollout_end(self) -> None:
-        self.trainer.on_rollout_end(self.results)
+def resume_seed(seed: int, timesteps: int) -> int:
+    """The seed of a session that starts at ``timesteps``: ``seed`` for a new run, else one derived
+    from ``(seed, timesteps)`` so that a resumed run does not replay the first games."""
+    if timesteps == 0:
+        return int(seed)
+    return int(np.random.SeedSequence([seed, timesteps]).generate_state(1)[0] % (2 ** 31))
 
 
 # =========================================================================== trainer
 class Trainer:
-    """Holds one run: model, envs, opponent pool, schedules, logging (see the module docstring)."""
+    """One run: the learner of ``cfg.backend``, the opponent pool, the schedules and the records."""
 
     def __init__(self, cfg: TrainConfig, run: Path, resume: Optional[Path] = None, quiet: bool = False):
         self.cfg = cfg
         self.run = run
         self.quiet = quiet
         self.resume = resume
+        self.backend = backend(cfg.backend)
+        self.learner: Any = self.backend.create(cfg)
         self.state: Dict[str, Any] = {"updates": 0, "best_score": None, "best_step": None, "next_eval": None,
                                       "next_checkpoint": None, "snapshot_updates": [], "evals": 0}
         self.snapshots: List[Dict[str, Any]] = []
-        self.writer = None
-        self.bar = None
+        self.snapshots_changed = True
+        self.episodes: collections.deque = collections.deque(maxlen=100)   # (return, length) of seat episodes
+        self.timesteps = 0
+        self.seed = int(cfg.seed)
+        self.samplers: Optional[SamplerGroup] = None
+        self.writer: Any = None
+        self.bar: Any = None
         self.stop = StopRequest()
         self.interrupted = False
+
+    @property
+    def own_snapshots(self) -> bool:
+        """Whether the learner keeps the snapshot pool itself (RLlib's module slots)."""
+        return bool(getattr(self.learner, "own_snapshots", False))
 
     # ---------------------------------------------------------------- helpers
     def log(self, msg: str) -> None:
@@ -177,7 +172,7 @@ class Trainer:
             print(msg, file=sys.stderr, flush=True)
 
     def weights(self) -> Dict[str, Any]:
-        return extract_weights(self.model.policy)
+        return self.learner.actor()
 
     def metric(self, record: Dict[str, Any]) -> None:
         with open(self.run / "metrics.jsonl", "a") as f:
@@ -187,65 +182,31 @@ class Trainer:
         if self.writer is not None and value is not None and np.isfinite(value):
             self.writer.add_scalar(tag, float(value), step)
 
+    def steps(self) -> int:
+        """Learner timesteps so far."""
+        return int(self.timesteps)
+
     # ---------------------------------------------------------------- setup
     def setup(self) -> None:
+        """Build the learner (from the checkpoint when resuming), the samplers and the logs."""
         cfg = self.cfg
         th.set_num_threads(cfg.torch_threads)
-        th.distributions.Distribution.set_default_validate_args(False)   # skip per-step argument checks
-        start_steps = 0
-        legacy = False
+        checkpoint = None
         if self.resume is not None:
-            st = json.loads((self.resume / "trainer.json").read_text())
-            start_steps = int(st["num_timesteps"])
-            legacy = self.check_resume_files()
-            truncate_metrics(self.run, start_steps)
-        # a resumed run reseeds from (seed, timesteps) so that it does not replay the first games
-        env_seed = cfg.seed if start_steps == 0 else int(np.random.SeedSequence([cfg.seed, start_steps])
-                                                         .generate_state(1)[0] % (2 ** 31))
-        self.env_seed = env_seed
-        self.venv = make_vec_env(env_kwargs(cfg), cfg.n_envs, env_seed, subprocess=cfg.vec_env == "subproc")
-        if self.resume is None:
-            self.model = build_model(cfg, self.venv, cfg.seed)
-        elif legacy:                       # an older checkpoint: pickles, allowed by HANDFOOT_TRUST_PICKLE=1
-            self.model = MaskablePPO.load(str(self.resume / "model.zip"), env=self.venv, device="cpu",
-                                          custom_objects={"policy_class": HandFootPolicy})
-            self.model.set_random_seed(env_seed)
-            with open(self.resume / LEGACY_SNAPSHOTS, "rb") as f:
-                self.snapshots = pickle.load(f)
-        else:
-            self.model = build_model(cfg, self.venv, env_seed)
-            try:
-                with np.load(self.resume / MODEL_STATE, allow_pickle=False) as z:
-                    load_model_state(self.model, z, st["model"])
-            except (KeyError, ValueError, RuntimeError) as e:
-                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise ConfigError(f"resume: {self.resume / MODEL_STATE} does not fit the model of the config "
-                                  f"(network or ppo settings changed?): {first[:200]}") from None
+            checkpoint = json.loads((self.resume / "trainer.json").read_text())
+            self.timesteps = int(checkpoint["num_timesteps"])
+        self.seed = resume_seed(cfg.seed, self.timesteps)
+        if checkpoint is not None and not self.own_snapshots and (self.resume / SNAPSHOTS_FILE).is_file():
             self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
-        if self.resume is not None:
-            self.model.num_timesteps = start_steps
-            self.state.update(st["state"])
-        tb = self.run / "tb"
-        logger = configure(str(tb), ["tensorboard"])
-        self.model.set_logger(logger)
-        for fmt in logger.output_formats:
-            if isinstance(fmt, TensorBoardOutputFormat):
-                self.writer = fmt.writer
+        self.learner.setup(self, checkpoint)
+        if checkpoint is not None:
+            self.state.update(checkpoint["state"])
+            truncate_metrics(self.run, self.timesteps)     # only once the checkpoint has loaded
+        if self.backend.family == "rollout":
+            self.samplers = SamplerGroup.for_config(cfg, self.seed, **self.learner.sampler_options())
+        if self.writer is None:
+            self.writer = SummaryWriter(str(self.run / "tb"))
         self.start_logs_and_schedules()
-        self.sync(snapshots=True)
-
-    def check_resume_files(self) -> bool:
-        """Check the checkpoint to resume before any worker starts; True for an older (pickle) checkpoint."""
-        ck = self.resume
-        if (ck / MODEL_STATE).is_file() and (ck / SNAPSHOTS_FILE).is_file():
-            return False
-        if (ck / LEGACY_SNAPSHOTS).is_file() and (ck / "model.zip").is_file():
-            try:
-                require_trust(ck / LEGACY_SNAPSHOTS, "a checkpoint of an older version (snapshots.pkl, model.zip)")
-            except ValueError as e:
-                raise ConfigError(f"resume: {e}") from None
-            return True
-        raise ConfigError(f"resume: {str(ck)!r} has no {MODEL_STATE} and {SNAPSHOTS_FILE} (not an sb3 checkpoint)")
 
     def start_logs_and_schedules(self) -> None:
         """After setup: the config as TensorBoard text (new runs) and the first evaluation and
@@ -259,6 +220,21 @@ class Trainer:
         if self.state["next_checkpoint"] is None:
             self.state["next_checkpoint"] = cfg.checkpoint_every if cfg.checkpoint_every > 0 else None
 
+    def session_started(self, info: Dict[str, Any]) -> str:
+        """After :meth:`setup`: complete the session's provenance ``info``; the line to log."""
+        info["backend"] = self.cfg.backend
+        if self.samplers is not None:
+            info["batched"] = config_to_dict(self.cfg.batched)
+            info["seeds"]["envs"] = f"SeedSequence({self.seed}), one child per sampler process"
+        what = self.learner.describe(info)
+        if self.samplers is not None:
+            b = self.cfg.batched
+            what += (f": {b.games} games, {b.samplers} sampler process(es), "
+                     f"{'pipelined' if b.pipeline else 'synchronous'}")
+        resumed = f" (resumed from {self.resume} at {self.timesteps:,} steps)" if self.resume else ""
+        return f"run folder: {self.run} ({what}){resumed}"
+
+    # ---------------------------------------------------------------- between updates
     def freeze_snapshot_if_due(self, steps: int) -> bool:
         """Every ``snapshots.every_updates`` updates, freeze the learner into the pool (the last
         ``snapshots.keep`` are kept); whether the pool changed."""
@@ -266,69 +242,94 @@ class Trainer:
         upd = self.state["updates"]
         if upd == 0 or upd % cfg.snapshots.every_updates or upd in self.state["snapshot_updates"]:
             return False
-        self.snapshots.append(self.weights())
-        self.state["snapshot_updates"].append(upd)
-        self.snapshots = self.snapshots[-cfg.snapshots.keep:]
-        self.state["snapshot_updates"] = self.state["snapshot_updates"][-cfg.snapshots.keep:]
+        keep = cfg.snapshots.keep
+        self.state["snapshot_updates"] = (list(self.state["snapshot_updates"]) + [upd])[-keep:]
+        if self.own_snapshots:
+            self.learner.freeze_snapshot()
+            self.scalar("selfplay/snapshots", len(self.state["snapshot_updates"]), steps)
+            return True
+        self.snapshots = (self.snapshots + [self.learner.actor()])[-keep:]
         self.scalar("selfplay/snapshots", len(self.snapshots), steps)
         return True
 
-    def sync(self, snapshots: bool = False) -> None:
-        """Push the learner's (and, when changed, the snapshot pool's) actor weights to every worker."""
-        self.venv.env_method("set_learner", self.weights())
-        if snapshots:
-            self.venv.env_method("set_snapshots", self.snapshots)
-
-    # ---------------------------------------------------------------- the loop hooks
-    def on_rollout_start(self) -> None:
-        """Between updates: snapshots, evaluation, checkpoints, then the weight sync."""
-        steps = self.model.num_timesteps
-        self.update_steps = steps         # where an interrupted rollout goes back to
-        self.record_update()
-        changed = self.freeze_snapshot_if_due(steps)
-        self.run_schedules(steps)
-        self.sync(snapshots=changed)
+    def between_updates(self) -> None:
+        """Before every rollout: the snapshot, evaluation and checkpoint that are due."""
+        if self.freeze_snapshot_if_due(self.timesteps):
+            self.snapshots_changed = True
+        self.run_schedules(self.timesteps)
 
     def run_schedules(self, steps: int) -> None:
-        """The periodic evaluation and checkpoint whose step has come (shared with the RLlib trainer)."""
-        cfg = self.cfg
+        """The periodic evaluation and checkpoint whose step has come."""
         self.evaluate_if_due(steps)
+        self.checkpoint_if_due(steps)
+
+    def evaluate_if_due(self, steps: int) -> None:
+        if self.state["next_eval"] is not None and steps >= self.state["next_eval"]:
+            self.evaluate(steps)
+            while self.state["next_eval"] <= steps:
+                self.state["next_eval"] += self.cfg.evaluation.every_timesteps
+
+    def checkpoint_if_due(self, steps: int) -> None:
         nc = self.state["next_checkpoint"]
         if nc is not None and steps >= nc:
-            self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
             while self.state["next_checkpoint"] <= steps:
-                self.state["next_checkpoint"] += cfg.checkpoint_every
+                self.state["next_checkpoint"] += self.cfg.checkpoint_every
+            self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
 
-    def record_update(self) -> None:
-        """The losses of the update that just ran (SB3's ``train/*`` values) into metrics.jsonl."""
-        vals = {k[len("train/"):]: float(v) for k, v in self.model.logger.name_to_value.items()
-                if k.startswith("train/") and isinstance(v, (int, float, np.floating, np.integer))}
-        if vals and self.state["updates"] > 0:
-            self.metric({"kind": "update", "timesteps": int(self.model.num_timesteps),
-                         "update": self.state["updates"], **vals})
+    # ---------------------------------------------------------------- one iteration
+    def play_and_update(self, remaining: int) -> Optional[Iteration]:
+        """One rollout and one update: the trainer's samplers and the learner's update (batched
+        games), or the learner's own :meth:`~experiments.training.learner.SamplingLearner.iterate`."""
+        pool = list(self.snapshots) if self.snapshots_changed and not self.own_snapshots else None
+        self.snapshots_changed = False
+        if self.samplers is None:
+            return self.learner.iterate(remaining, pool)
+        t0 = time.perf_counter()
+        batch = self.samplers.next_rollout(self.learner.rollout_size, self.learner.actor(), pool,
+                                           self.cfg.batched.pipeline, remaining)
+        t1 = time.perf_counter()
+        stats = self.learner.update(batch)
+        # rollout_s: time the learner waited for the rollout (pipelined: only what the update did
+        # not cover); update_s: the update
+        games = batch["games"]
+        return Iteration(decisions=int(batch["decisions"]), games=games, update=stats,
+                         episodes=[(r, n) for g in games for r, n in zip(g["returns"], g["lengths"])],
+                         scalars={"time/rollout_s": t1 - t0, "time/update_s": time.perf_counter() - t1})
 
-    def on_rollout_end(self, results: List[Dict[str, Any]]) -> None:
-        """After a rollout: training-game statistics to TensorBoard and metrics.jsonl."""
-        m = self.model
-        steps = m.num_timesteps
-        self.state["updates"] += 1            # the update that follows this rollout
+    def record(self, it: Iteration, wall: float) -> None:
+        """The rows of one iteration in metrics.jsonl (``rollout``, then ``update``) and TensorBoard."""
+        steps = self.timesteps
+        self.episodes.extend(it.episodes)
         rec: Dict[str, Any] = {"kind": "rollout", "timesteps": steps, "update": self.state["updates"]}
-        if len(m.ep_info_buffer) > 0:
-            rec["ep_rew_mean"] = float(np.mean([e["r"] for e in m.ep_info_buffer]))
-            rec["ep_len_mean"] = float(np.mean([e["l"] for e in m.ep_info_buffer]))
+        if self.episodes:
+            rec["ep_rew_mean"] = float(np.mean([e[0] for e in self.episodes]))
+            rec["ep_len_mean"] = float(np.mean([e[1] for e in self.episodes]))
         by_kind: Dict[str, List[float]] = {}
-        for r in results:
-            by_kind.setdefault(r["opponent"], []).append(r["result"])
+        for g in it.games:
+            by_kind.setdefault(g["opponent"], []).append(g["result"])
         for kind, vals in sorted(by_kind.items()):
-            m.logger.record(f"selfplay/result_vs_{kind}", float(np.mean(vals)))
             rec[f"result_vs_{kind}"] = float(np.mean(vals))
-        if results:
-            m.logger.record("selfplay/games", len(results))
-            m.logger.record("selfplay/score_diff", float(np.mean([r["score_diff"] for r in results])))
-            m.logger.record("selfplay/truncated", float(np.mean([r["truncated"] for r in results])))
-            rec["games"] = len(results)
+        if it.games:
+            rec["games"] = len(it.games)
+            self.scalar("selfplay/score_diff", float(np.mean([g["score_diff"] for g in it.games])), steps)
+            self.scalar("selfplay/truncated", float(np.mean([g["truncated"] for g in it.games])), steps)
+        rec.update(it.rollout)
+        for k, v in rec.items():
+            if k in ("ep_rew_mean", "ep_len_mean"):
+                self.scalar(f"rollout/{k}", v, steps)
+            elif k.startswith("result_vs_") or k == "games":
+                self.scalar(f"selfplay/{k}", v, steps)
+        for tag, v in it.scalars.items():
+            self.scalar(tag, v, steps)
+        if wall > 0:
+            self.scalar("time/fps", it.decisions / wall, steps)
         self.metric(rec)
+        if it.update:
+            for k, v in it.update.items():
+                self.scalar(f"train/{k}", v, steps)
+            self.metric({"kind": "update", "timesteps": steps, "update": self.state["updates"], **it.update})
 
+    # ---------------------------------------------------------------- evaluation and checkpoints
     def evaluate(self, steps: int, deals: Optional[int] = None, final: bool = False) -> Dict[str, Any]:
         cfg = self.cfg
         t0 = time.perf_counter()
@@ -363,16 +364,15 @@ class Trainer:
         return summary
 
     def checkpoint(self, path: Path, periodic: bool, extra: Optional[Dict[str, Any]] = None) -> None:
-        """Write a checkpoint to ``path`` (``extra``: more JSON files in it, by name)."""
+        """Write a checkpoint to ``path`` (``extra``: more JSON files in it, by name): the learner's
+        files, ``actor.npz``, the snapshot pool and ``trainer.json``; committed in one swap."""
         tmp = self.checkpoint_tmp(path)
-        self.model.save(str(tmp / "model.zip"))
+        meta = self.learner.save(tmp)
         save_actor(self.weights(), tmp / ACTOR_FILE)
-        arrays, meta = model_state(self.model)
-        with open(tmp / MODEL_STATE, "wb") as f:
-            np.savez(f, **arrays)
-        save_snapshots(self.snapshots, tmp / SNAPSHOTS_FILE)
-        write_json(tmp / "trainer.json", {"num_timesteps": int(self.model.num_timesteps), "state": self.state,
-                                          "model": meta, "config": config_to_dict(self.cfg)})
+        if not self.own_snapshots:
+            save_snapshots(self.snapshots, tmp / SNAPSHOTS_FILE)
+        write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
+                                          "backend": self.cfg.backend, **meta, "config": config_to_dict(self.cfg)})
         self.commit_checkpoint(tmp, path, periodic, extra)
 
     @staticmethod
@@ -400,28 +400,35 @@ class Trainer:
                 for p in olds[:max(0, len(olds) + 1 - self.cfg.keep_checkpoints)]:
                     shutil.rmtree(p)
 
-    def learn_in_iterations(self, desc: str) -> None:
-        """The learning loop of a backend that trains in iterations (rllib, batched): its
-        ``iterate(total)`` runs rollouts and updates until ``total`` timesteps or until Ctrl-C."""
+    # ---------------------------------------------------------------- run
+    def learn(self) -> None:
+        """Iterations until ``total_timesteps``, or until Ctrl-C (the update in hand finishes; a
+        rollout cut short is dropped)."""
         total = self.cfg.total_timesteps
         if self.timesteps >= total:
             self.log(f"already at {self.timesteps:,} timesteps (total_timesteps {total:,})")
             return
         if self.cfg.progress and not self.quiet:
-            self.bar = tqdm(total=total, initial=self.timesteps, unit="step", desc=desc,
+            self.bar = tqdm(total=total, initial=self.timesteps, unit="step", desc=f"train ({self.cfg.backend})",
                             file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
         try:
             with self.stop:
-                self.iterate(total)
+                while self.timesteps < total and not self.stop.requested:
+                    self.between_updates()
+                    t0 = time.perf_counter()
+                    it = self.play_and_update(total - self.timesteps)
+                    if it is None:
+                        break
+                    self.timesteps += it.decisions
+                    self.state["updates"] += 1
+                    self.record(it, time.perf_counter() - t0)
+                    if self.bar is not None:
+                        self.bar.update(it.decisions)
             self.interrupted = self.stop.requested
         finally:
             if self.bar is not None:
                 self.bar.close()
                 self.bar = None
-
-    def steps(self) -> int:
-        """Learner timesteps so far."""
-        return int(self.model.num_timesteps)
 
     def raise_if_interrupted(self, history: List[Dict[str, Any]], t0: float) -> None:
         """After :meth:`learn`: if Ctrl-C stopped it, write a checkpoint (``checkpoints/step_N``, pointed
@@ -435,51 +442,12 @@ class Trainer:
         raise TrainingInterrupted(f"interrupted at {steps:,} timesteps; checkpoint {path}; "
                                   f"continue with: handfoot train --resume {self.run}")
 
-    # ---------------------------------------------------------------- run
-    def learn(self) -> None:
-        remaining = self.cfg.total_timesteps - self.model.num_timesteps
-        if remaining <= 0:
-            self.log(f"already at {self.model.num_timesteps:,} timesteps "
-                     f"(total_timesteps {self.cfg.total_timesteps:,})")
-            return
-        if self.cfg.progress and not self.quiet:
-            self.bar = tqdm(total=self.cfg.total_timesteps, initial=self.model.num_timesteps, unit="step",
-                            desc="train", file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
-        self.update_steps = self.model.num_timesteps
-        try:
-            with self.stop:
-                self.model.learn(total_timesteps=remaining, callback=_TrainerHooks(self), reset_num_timesteps=False)
-            if self.stop.requested:
-                # the rollout in progress is dropped: the model is the one of its last update
-                self.model.num_timesteps = self.update_steps
-                self.interrupted = True
-        finally:
-            if self.bar is not None:
-                self.bar.close()
-                self.bar = None
-
     def finish(self) -> Dict[str, Any]:
+        """The evaluation and checkpoint due at the last step, the final checkpoint, best model,
+        final evaluation and learning curve; the run's result."""
         cfg = self.cfg
-        steps = self.model.num_timesteps
-        self.record_update()
-        # the last update has not been seen by on_rollout_start: evaluate it here
-        self.evaluate_if_due(steps)
-        if self.state["next_checkpoint"] is not None and steps >= self.state["next_checkpoint"]:
-            while self.state["next_checkpoint"] <= steps:
-                self.state["next_checkpoint"] += cfg.checkpoint_every
-            self.checkpoint(self.run / "checkpoints" / f"step_{steps:09d}", periodic=True)
-        return self.finish_run(steps)
-
-    def evaluate_if_due(self, steps: int) -> None:
-        """The periodic evaluation, when its step has come."""
-        if self.state["next_eval"] is not None and steps >= self.state["next_eval"]:
-            self.evaluate(steps)
-            while self.state["next_eval"] <= steps:
-                self.state["next_eval"] += self.cfg.evaluation.every_timesteps
-
-    def finish_run(self, steps: int) -> Dict[str, Any]:
-        """Final checkpoint, best model, final evaluation and learning curve (both backends)."""
-        cfg = self.cfg
+        steps = self.timesteps
+        self.run_schedules(steps)
         self.checkpoint(self.run / "final", periodic=False)
         if self.state.get("best_score") is None:     # no evaluation during training: final is best
             tmp = self.run / "best.tmp"
@@ -494,33 +462,32 @@ class Trainer:
         if self.writer is not None:
             self.writer.flush()
         plot_learning_curve(self.run)
-        return {"run": str(self.run), "timesteps": steps, "final_eval": final, "best_step": self.state.get("best_step"),
-                "best_score": self.state.get("best_score")}
-
-    def session_started(self, info: Dict[str, Any]) -> str:
-        """After :meth:`setup`: complete the session's provenance ``info``; the line to log."""
-        info["seeds"]["envs"] = f"worker i: {self.env_seed} + i"
-        resumed = f" (resumed from {self.resume} at {self.model.num_timesteps:,} steps)" if self.resume else ""
-        return f"run folder: {self.run}{resumed}"
+        out = {"run": str(self.run), "timesteps": steps, "final_eval": final, "best_step": self.state.get("best_step"),
+               "best_score": self.state.get("best_score"), "iterations": int(self.state["updates"])}
+        if "env_steps" in self.state:
+            out["env_steps"] = int(self.state["env_steps"])
+        return out
 
     def close(self) -> None:
-        try:
-            self.venv.close()
-        except Exception:  # noqa: BLE001 - closing dead workers must not hide the real error
-            pass
+        """Stop the samplers and the learner, flush the logs (also after an error)."""
+        for part in (self.samplers, self.learner):
+            try:
+                if part is not None:
+                    part.close()
+            except Exception:  # noqa: BLE001 - closing dead workers must not hide the real error
+                pass
         if self.writer is not None:
             self.writer.flush()
+            self.writer.close()
 
 
 # =========================================================================== entry points
-
-
 def run_session(trainer: Trainer, info: Dict[str, Any]) -> Dict[str, Any]:
-    """Run one training session of any backend's ``trainer``, recording it in the run's ``run.json``.
+    """Run one training session of ``trainer``, recording it in the run's ``run.json``.
 
-    Seeds Python's and NumPy's generators from the config, sets the trainer up, lets the
-    backend complete ``info`` (:meth:`Trainer.session_started`), learns, finishes (final
-    checkpoint and evaluation) and always closes the trainer; returns its result with ``wall_s``.
+    Seeds Python's and NumPy's generators from the config, sets the trainer up, lets it complete
+    ``info`` (:meth:`Trainer.session_started`), learns, finishes (final checkpoint and evaluation)
+    and always closes the trainer; returns its result with ``wall_s``.
     """
     random.seed(trainer.cfg.seed)
     np.random.seed(trainer.cfg.seed)
@@ -539,3 +506,25 @@ def run_session(trainer: Trainer, info: Dict[str, Any]) -> Dict[str, Any]:
     result["wall_s"] = time.perf_counter() - t0
     end_session(trainer.run, history, result["wall_s"])
     return result
+
+
+def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bool = False,
+          argv: Optional[List[str]] = None) -> Dict[str, Any]:
+    """Run (or continue) one training run of any backend in its run folder; returns
+    ``{"run", "timesteps", "final_eval", "best_step", "best_score", "iterations", "wall_s"}``.
+
+    The one in-process entry point (``handfoot train``, ``handfoot experiment`` and sweeps call it).
+    Every agent the run plays is loaded once here before any worker starts (a bad ``policy:``
+    path is a ConfigError); Ctrl-C ends the run with a checkpoint and :class:`TrainingInterrupted`.
+    """
+    cfg.validate()
+    check_agents(cfg)
+    backend(cfg.backend).factory()          # a missing package (Ray for rllib) is a ConfigError before the run folder
+    run, ck = open_run(cfg, resume or cfg.resume)
+    info = session_info(cfg, ck, argv, {"python/numpy/torch": cfg.seed, "envs": None,
+                                        "evaluation": cfg.evaluation.seed})
+    return run_session(Trainer(cfg, run, resume=ck, quiet=quiet), info)
+
+
+__all__ = ["Trainer", "TrainingInterrupted", "train", "run_session", "resume_seed", "save_snapshots",
+           "load_snapshots", "SNAPSHOTS_FILE"]

@@ -15,9 +15,8 @@ import torch as th
 
 from agents.policy import NON_FINITE_Q, NumpyPolicy, QPolicy, is_q
 from agents.registry import make_agent
-from experiments.training.batched import random_opponent
 from experiments.training.config import SELF, SNAPSHOTS
-from experiments.training.selfplay import OpponentPool
+from experiments.training.selfplay import OpponentPool, random_opponent, shaping_potential
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.episode import EpisodeRules, episode_winner, round_reward, win_reward
@@ -27,7 +26,6 @@ from handfoot_env.observation import (
     mask_of,
     observation_size,
     state_size,
-    table_points,
 )
 from handfoot_env.view import seat_view
 import os
@@ -258,11 +256,7 @@ class Sampler:
                 role[p], player[p] = AGENT, a
 
     def _potential(self, g: Game, p: int) -> float:
-        books, points = self.shaping
-        if (not books and not points) or g.phase == GAME_OVER:
-            return 0.0
-        t = g.team_of[p]
-        return books * sum(g.book_counts[t]) + points * table_points(g, t) / 1000.0
+        return shaping_potential(g, g.team_of[p], *self.shaping)
 
     def _round_rewards(self, i: int) -> None:
         g = self.games[i]
@@ -496,6 +490,15 @@ class SamplerGroup:
             child.close()
             self.conns.append(parent)
             self.procs.append(proc)
+
+    @classmethod
+    def for_config(cls, cfg: Any, seed: int, **options: Any) -> "SamplerGroup":
+        """The samplers of a training config's ``batched:`` section and games (rules, opponents,
+        rewards); ``options``: the learner's own settings (:meth:`RolloutLearner.sampler_options`)."""
+        b = cfg.batched
+        return cls(int(b.samplers), int(b.games), seed, rules=cfg.rules, opponents=dict(cfg.opponents),
+                   reward=cfg.reward, reward_scale=cfg.reward_scale, max_actions=cfg.max_actions,
+                   snapshot_sampling=cfg.snapshots.sampling, **options)
 
     def request(self, decisions: int, learner: Dict[str, Any], snapshots: Optional[List[Dict[str, Any]]]) -> None:
         k = max(1, self.processes)

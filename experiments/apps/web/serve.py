@@ -1,0 +1,85 @@
+"""``handfoot serve``: the browser table (docs/playing.md; the JSON API in docs/interface.md).
+
+    handfoot serve [--host 127.0.0.1] [--port 8000] [--db PATH]
+
+Needs the ``web`` extra (``pip install 'handfoot[web]'``); without it the command
+says so in one line.  Binds to localhost unless told otherwise, and warns when
+bound elsewhere: the server speaks plain HTTP, so on a network anyone who sees the
+traffic sees the seat links.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Optional, Sequence
+
+from pathlib import Path
+
+from experiments.config import CommandParser, command
+
+MISSING = ("the browser table needs the 'web' extra (starlette, uvicorn, websockets): "
+           "pip install 'handfoot[web]'")
+
+
+def serve_parser():
+    from experiments.apps.web.rooms import DEFAULT_AGENTS
+    from experiments.apps.web.store import default_db_path
+    ap = CommandParser(prog="handfoot serve",
+                       description="Play Hand and Foot in the browser: people and agents at one table "
+                                   "(docs/playing.md).")
+    ap.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
+    ap.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    ap.add_argument("--db", default=None, metavar="PATH",
+                    help=f"SQLite file of the tables (default {default_db_path()})")
+    ap.add_argument("--agent", action="append", default=[], metavar="SPEC",
+                    help=f"offer one more seat kind, e.g. policy:runs/ppo/model.zip (repeatable; always offered: "
+                         f"{', '.join(DEFAULT_AGENTS)}). Only the server's operator may name files or code")
+    ap.add_argument("--max-tables", type=int, default=100, help="tables in play at once (default 100)")
+    ap.add_argument("--rate", type=float, default=20.0,
+                    help="requests per second per client and seat, 0 for no limit (default 20)")
+    ap.add_argument("--records", default=None, metavar="DIR",
+                    help="also write every finished game's record to DIR/TABLE.json (the replay format)")
+    ap.add_argument("--durable", action="store_true",
+                    help="sync every action to disk (survives a power cut, not only a killed server)")
+    return ap
+
+
+@command("serve")
+def serve_main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = serve_parser()
+    args = ap.parse_args(list(argv) if argv is not None else None)
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be between 0 and 65535, got {args.port}")
+    if args.max_tables < 1 or args.rate < 0:
+        raise ValueError("--max-tables must be at least 1 and --rate at least 0")
+    missing = [m for m in ("starlette", "uvicorn", "websockets") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ValueError(f"{MISSING} (missing: {', '.join(missing)})")
+    import uvicorn
+
+    from agents.registry import make_agent
+    from experiments.apps.web.server import LOCAL_HOSTS, Limits, make_app
+    from experiments.apps.web.store import default_db_path
+
+    for spec in args.agent:
+        make_agent(spec, 0)                       # a bad spec or file: one line now, not at the first table
+    if args.records:
+        if Path(args.records).exists() and not Path(args.records).is_dir():
+            raise ValueError(f"--records {args.records}: not a folder")
+        Path(args.records).mkdir(parents=True, exist_ok=True)
+    local = args.host in LOCAL_HOSTS
+    db = args.db or default_db_path()
+    web = make_app(db, agents=args.agent, limits=Limits(max_tables=args.max_tables, rate=args.rate),
+                   local_only=local, durable=args.durable, records=args.records)
+    if not local:
+        print(f"handfoot serve: warning: listening on {args.host}, not only this machine; the server speaks "
+              "plain HTTP, so anyone on the network who sees the traffic sees the seat links", file=sys.stderr)
+    print(f"handfoot serve: http://{'127.0.0.1' if local else args.host}:{args.port}/ "
+          f"({len(web.tables.rooms)} tables in {db}); Ctrl-C stops", flush=True)
+    uvicorn.run(web.app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio",
+                ws_max_size=web.limits.max_body, h11_max_incomplete_event_size=16384)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(serve_main())

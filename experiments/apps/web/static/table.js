@@ -1,0 +1,250 @@
+// The seat's page of the browser table (handfoot serve).  Its token is the address's #fragment (never sent
+// in a URL); the state comes from GET /api/tables/ID/state and then from the websocket; actions are POSTed
+// by name with the seq of the state they were chosen in.  The page offers only the names in state.legal.
+(function () {
+  "use strict";
+  var CODES = ["4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2", "JK", "3R", "3B"];
+  var TID = decodeURIComponent(location.pathname.split("/")[2] || "");
+  var TOKEN = (location.hash || "").replace(/^#/, "") || null;
+  var S = null, selected = {}, busy = false, ws = null, retry = 500;
+
+  function $(id) { return document.getElementById(id); }
+  function esc(x) {
+    return String(x).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+  function headers(json) {
+    var h = {};
+    if (TOKEN) h.Authorization = "Bearer " + TOKEN;
+    if (json) h["Content-Type"] = "application/json";
+    return h;
+  }
+  function card(code, extra, attrs) {
+    var cls = "n", ix = code, pip = code;
+    if (code === "2") { cls = "w"; pip = "\u2605"; }
+    else if (code === "JK") { cls = "w"; pip = "\u2605"; }
+    else if (code === "3R") { cls = "r"; ix = "3"; pip = "\u2665"; }
+    else if (code === "3B") { cls = "b"; ix = "3"; pip = "\u2660"; }
+    return '<div class="card ' + cls + (extra ? " " + extra : "") + '" data-code="' + code + '"' + (attrs || "") +
+      '><span class="ix">' + ix + '</span><span class="pip">' + pip + "</span></div>";
+  }
+  function who(p) {
+    var kind = S.players[p];
+    return "player_" + p + (S.seat === p ? " (you)" : kind === "human" ? " (person)" : " (" + esc(kind) + ")");
+  }
+  function say(text) { $("error").textContent = text || ""; }
+
+  // ------------------------------------------------------------------ talking to the server
+  function load() {
+    fetch("/api/tables/" + encodeURIComponent(TID) + "/state", { headers: headers(false) })
+      .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
+      .then(function (res) { if (res[0] === 200) show(res[1]); else say(res[1].error); })
+      .catch(function () { say("the server does not answer; retrying"); setTimeout(load, 2000); });
+  }
+  function connect() {
+    ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/tables/" +
+                       encodeURIComponent(TID));
+    ws.onopen = function () { retry = 500; $("conn").textContent = "live"; ws.send(JSON.stringify({ token: TOKEN })); };
+    ws.onmessage = function (ev) {
+      var m = JSON.parse(ev.data);
+      if (m.type === "state") show(m.state);
+      else if (m.type === "error") say(m.error);
+    };
+    ws.onclose = function () {
+      $("conn").textContent = "reconnecting\u2026";
+      setTimeout(function () { load(); connect(); }, retry);
+      retry = Math.min(retry * 2, 8000);
+    };
+  }
+  function act(name) {
+    if (busy || !S || S.legal.indexOf(name) < 0) return;
+    busy = true;
+    fetch("/api/tables/" + encodeURIComponent(TID) + "/act", {
+      method: "POST", headers: headers(true), body: JSON.stringify({ action: name, seq: S.seq })
+    }).then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
+      .then(function (res) {
+        busy = false;
+        if (res[0] === 200) { selected = {}; say(""); show(res[1]); } else { say(res[1].error); load(); }
+      })
+      .catch(function () { busy = false; say("the server does not answer"); });
+  }
+
+  // ------------------------------------------------------------------ the selection
+  function selection() {
+    var counts = {}, n = 0;
+    Object.keys(selected).forEach(function (i) { var c = S.hand[+i]; counts[c] = (counts[c] || 0) + 1; n++; });
+    return { counts: counts, n: n };
+  }
+  function meldNames() {
+    // the legal melds made of exactly the chosen cards; wilds alone may go onto any meld or start the wild meld
+    var sel = selection(), ranks = [], twos = sel.counts["2"] || 0, jokers = sel.counts.JK || 0;
+    Object.keys(sel.counts).forEach(function (c) { if (c !== "2" && c !== "JK") ranks.push(c); });
+    if (!sel.n || ranks.length > 1) return [];
+    var n = ranks.length ? sel.counts[ranks[0]] : 0;
+    return S.legal.filter(function (name) {
+      var p = name.split(":");
+      return p[0] === "meld" && (!ranks.length || p[1] === ranks[0]) && +p[2] === n && +p[3] === twos && +p[4] === jokers;
+    });
+  }
+  function meldLabel(name) {
+    var p = name.split(":"), what = [];
+    if (+p[2]) what.push(p[2] + " \u00D7 " + p[1]);
+    if (+p[3]) what.push(p[3] + " \u00D7 2");
+    if (+p[4]) what.push(p[4] + " \u00D7 JK");
+    return "Meld " + what.join(" + ") + (p[1] === "W" ? " (wild meld)" : +p[2] ? "" : " onto the " + p[1] + "s");
+  }
+  function discardName() {
+    var sel = selection();
+    return sel.n === 1 ? "discard:" + Object.keys(sel.counts)[0] : null;
+  }
+
+  // ------------------------------------------------------------------ drawing
+  function seatsHTML() {
+    var h = "";
+    for (var p = 0; p < S.num_players; p++) {
+      var foot = S.foot_picked_up[p] ? "in the foot" + (S.played_foot[p] ? ", played from it" : "")
+        : "foot waiting (" + S.foot_sizes[p] + ")";
+      h += '<div class="seat team' + (S.team_of[p] % 4) + (p === S.current && !S.game_over ? " acting" : "") +
+        (p === S.seat ? " mine" : "") + '" id="seat-' + p + '"><b>' + who(p) + "</b> team " + S.team_of[p] +
+        '<div class="what">' + S.hand_sizes[p] + " cards \u00B7 " + foot + "</div></div>";
+    }
+    return h;
+  }
+  function meldHTML(m, book) {
+    var f = "", i;
+    for (i = 0; i < m.naturals; i++) f += card(m.slot === "W" ? "2" : m.slot);
+    for (i = 0; i < m.twos; i++) f += card("2");
+    for (i = 0; i < m.jokers; i++) f += card("JK");
+    var size = m.naturals + m.twos + m.jokers;
+    return '<div class="meld ' + m.kind + (book ? " book" : "") + '" data-rank="' + m.slot + '"><div class="fan mini">' +
+      f + '</div><div class="cap">' + (book ? m.kind + " book" : (m.slot === "W" ? "wild" : m.slot) + " \u00D7" + size) +
+      "</div></div>";
+  }
+  function teamsHTML() {
+    var h = "";
+    for (var t = 0; t < S.scores.length; t++) {
+      var members = [];
+      for (var p = 0; p < S.num_players; p++) if (S.team_of[p] === t) members.push("player_" + p);
+      h += '<div class="team team' + (t % 4) + '" id="team-' + t + '"><h3>Team ' + t + ' <span class="info">' +
+        members.join(" + ") + " \u00B7 " + (S.opened[t] ? "open" : "not opened (needs " + S.minimum + ")") +
+        '</span><span class="score">' + S.scores[t] + '</span></h3><div class="melds">';
+      var r3 = "";
+      for (var i = 0; i < S.red_threes[t]; i++) r3 += card("3R");
+      if (r3) h += '<div class="meld r3"><div class="fan mini">' + r3 + '</div><div class="cap">red 3 \u00D7' +
+        S.red_threes[t] + "</div></div>";
+      S.books[t].forEach(function (b) { h += meldHTML(b, true); });
+      S.melds[t].forEach(function (m) { h += meldHTML(m, false); });
+      if (!r3 && !S.books[t].length && !S.melds[t].length) h += '<span class="info">no melds yet</span>';
+      h += "</div></div>";
+    }
+    return h;
+  }
+  function pilesHTML() {
+    var top = S.discard.length ? S.discard[S.discard.length - 1] : null;
+    return '<div class="pile" id="stock"><div class="card back"></div><div><div class="what">stock</div>' +
+      '<div class="num">' + S.stock_size + '</div></div></div><div class="pile" id="pile">' +
+      (top ? card(top) : '<div class="empty"></div>') + '<div><div class="what">discard pile' +
+      (top ? ", top " + top : "") + '</div><div class="num">' + S.discard.length +
+      (S.pile_blocked ? ' <span class="blocked">blocked</span>' : "") + "</div></div></div>";
+  }
+  function sheetHTML() {
+    var h = "<table><tr><th>round</th>";
+    S.scores.forEach(function (_, t) { h += "<th>team " + t + "</th>"; });
+    h += "</tr>";
+    S.round_scores.forEach(function (r, i) {
+      h += "<tr><td>" + (i + 1) + "</td>" + r.map(function (v) { return "<td>" + v + "</td>"; }).join("") + "</tr>";
+    });
+    h += '<tr class="total"><td>total</td>' + S.scores.map(function (v) { return "<td>" + v + "</td>"; }).join("") +
+      "</tr></table>";
+    return h;
+  }
+  function status() {
+    if (S.game_over) return "Game over";
+    if (S.to_act) return S.phase === "answer" ? "Your partner asks to go out" : "Your turn";
+    return who(S.current) + (S.phase === "answer" ? " answers" : " to play");
+  }
+
+  function show(state) {
+    if (S && state.seq < S.seq) return;                 // an older push arriving late
+    if (!S || state.seq !== S.seq) selected = {};
+    S = state;
+    document.body.dataset.seq = S.seq;
+    document.body.dataset.toAct = S.to_act ? "1" : "0";
+    document.body.dataset.over = S.game_over ? "1" : "0";
+    $("where").textContent = "table " + S.table + " \u00B7 " + S.rules + " \u00B7 round " + S.round + " of " +
+      S.rounds + " \u00B7 first meld " + S.minimum + (S.seat === null ? " \u00B7 spectator" : " \u00B7 you are player_" +
+      S.seat + ", team " + S.team);
+    $("status").textContent = status();
+    $("seats").innerHTML = seatsHTML();
+    $("piles").innerHTML = pilesHTML();
+    $("teams").innerHTML = teamsHTML();
+    $("sheet").innerHTML = sheetHTML();
+    $("log").innerHTML = S.log.slice().reverse().map(function (e) {
+      return '<li class="' + (e.player === S.seat ? "me" : "") + '">player_' + e.player + ": " + esc(e.action) + "</li>";
+    }).join("");
+    $("over").innerHTML = S.game_over ? (S.winner === null ? "A draw." : "Team " + S.winner + " wins.") +
+      ' <a id="replay" href="/table/' + encodeURIComponent(S.table) + '/replay">Replay the game</a> \u00B7 ' +
+      '<a href="/api/tables/' + encodeURIComponent(S.table) + '/record" download="handfoot-' + S.table +
+      '.json">record (JSON)</a>' : "";
+    $("mine").hidden = S.seat === null;
+    drawMine();
+  }
+
+  function drawMine() {
+    if (S.seat === null) return;
+    $("mine").className = S.to_act ? "acting" : "";
+    $("hand").innerHTML = S.hand.map(function (c, i) {
+      return card(c, selected[i] ? "sel" : "", ' data-i="' + i + '" role="button" tabindex="0"');
+    }).join("") || '<span class="info">no cards</span>';
+    $("pending").textContent = (S.in_foot ? "Playing from your foot. " : "") +
+      (S.pending.length ? "Pile cards waiting for your team to open: " + S.pending.join(" ") : "");
+    var legal = S.legal;
+    var ask = $("ask");
+    ask.hidden = !(S.to_act && S.phase === "answer");
+    ask.textContent = "Your partner, player_" + S.turn_player + ', asks: "May I go out?"';
+    document.querySelectorAll("#actions button[data-action]").forEach(function (b) {
+      var ok = legal.indexOf(b.dataset.action) >= 0;
+      b.disabled = !ok;
+      b.classList.toggle("hidden", !ok);
+    });
+    var melds = meldNames(), d = discardName();
+    var db = $("act-discard");
+    $("melds").innerHTML = melds.length ? melds.map(function (m, i) {
+      return '<button class="meld-choice"' + (i ? "" : ' id="act-meld"') + ' data-action="' + esc(m) + '">' +
+        esc(meldLabel(m)) + "</button>";
+    }).join("") : (legal.some(function (n) { return n.indexOf("meld:") === 0; }) ?
+      '<button id="act-meld" disabled>Meld the chosen cards</button>' : "");
+    db.disabled = !(d && legal.indexOf(d) >= 0);
+    db.textContent = db.disabled ? "Discard selected" : "Discard " + d.slice(8);
+    db.classList.toggle("hidden", !legal.some(function (n) { return n.indexOf("discard:") === 0; }));
+    $("act-clear").classList.toggle("hidden", !Object.keys(selected).length);
+    $("nlegal").textContent = legal.length;
+    $("legal").innerHTML = legal.map(function (n) {
+      return '<button data-action="' + esc(n) + '">' + esc(n) + "</button>";
+    }).join("");
+  }
+
+  // ------------------------------------------------------------------ events
+  $("hand").addEventListener("click", function (ev) {
+    var el = ev.target.closest(".card");
+    if (!el || !S || !S.to_act) return;
+    var i = el.dataset.i;
+    if (selected[i]) delete selected[i]; else selected[i] = true;
+    drawMine();
+  });
+  $("actions").addEventListener("click", function (ev) {
+    var b = ev.target.closest("button");
+    if (!b || b.disabled) return;
+    if (b.id === "act-clear") { selected = {}; drawMine(); return; }
+    if (b.id === "act-discard") { act(discardName()); return; }
+    if (b.dataset.action) act(b.dataset.action);
+  });
+  $("legal").addEventListener("click", function (ev) {
+    var b = ev.target.closest("button");
+    if (b && b.dataset.action) act(b.dataset.action);
+  });
+  if (TOKEN) history.replaceState(null, "", location.pathname + location.hash);
+  load();
+  connect();
+})();
