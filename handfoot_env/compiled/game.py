@@ -24,16 +24,20 @@ from . import layout as L
 from .batch import CoreBatch, game_from_row, state_row
 from .play import apply_legal
 
-_OWN = frozenset(("_batch", "_row", "_ref", "_ref_version", "_version", "_handed", "history", "rules", "n", "num_teams",
-                  "team_of", "teammates"))
+_OWN = frozenset(("_batch", "_index", "_row", "_ref", "_ref_version", "_version", "_handed", "history", "rules", "n",
+                  "num_teams", "team_of", "teammates"))
 
 
 class CompiledGame:
     """A :class:`~handfoot_env.engine.Game` whose state is a row of the compiled core."""
 
-    def __init__(self, rules: RulesLike = None, **overrides):
-        self._batch = CoreBatch(rules, 1, **overrides)
-        self._row = self._batch.S[0]
+    def __init__(self, rules: RulesLike = None, *, batch: Optional[CoreBatch] = None, index: int = 0, **overrides):
+        """A game of its own, or (``batch``) the game in row ``index`` of a :class:`CoreBatch` whose
+        kernels may also step it; who steps the row that way calls :meth:`applied` for each action."""
+        if batch is None:
+            batch, index = CoreBatch(rules, 1, **overrides), 0
+        self._batch, self._index = batch, int(index)
+        self._row = batch.S[self._index]
         r = self.rules = self._batch.rules
         self.n, self.num_teams = r.players, r.teams
         self.team_of = tuple(p % r.teams for p in range(r.players))
@@ -72,14 +76,14 @@ class CompiledGame:
               scores: Optional[Sequence[int]] = None) -> None:
         if seed is None:
             seed = random.SystemRandom().randrange(2 ** 31)
-        self._batch.reset_one(0, seed, round, scores, shoe)
+        self._batch.reset_one(self._index, seed, round, scores, shoe)
         self.history = []
         self._handed = False
         self._version += 1
 
     def legal_actions(self) -> List[int]:
         self._sync()
-        return self._batch.legal(0)
+        return self._batch.legal(self._index)
 
     def apply_legal(self, a: int) -> None:
         """Apply ``a``, an action of :meth:`legal_actions` of this very state, unchecked (as ``Game``)."""
@@ -87,6 +91,12 @@ class CompiledGame:
         b = self._batch
         self.history.append((int(self._row[L.CURRENT]), a))
         apply_legal(self._row, b.R, a, b.ro, b.wo)
+        self._version += 1
+
+    def applied(self, player: int, a: int) -> None:
+        """Record action ``a`` of ``player``, applied to the row by a batch kernel (history, and the
+        reference rebuilt when next asked for)."""
+        self.history.append((player, a))
         self._version += 1
 
     def step(self, action) -> None:
@@ -105,7 +115,7 @@ class CompiledGame:
     def observe(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
         """Observation and mask of ``seat`` into ``obs`` (float32) and ``mask`` (int8); the legal count."""
         self._sync()
-        return self._batch.observe(0, seat, obs, mask)
+        return self._batch.observe(self._index, seat, obs, mask)
 
     # --------------------------------------------------------------- reading
     @property
@@ -148,7 +158,7 @@ class CompiledGame:
 
     @property
     def scores(self) -> List[int]:
-        return self._batch.scores(0)
+        return self._batch.scores(self._index)
 
     @property
     def rounds_finished(self) -> int:
@@ -156,7 +166,7 @@ class CompiledGame:
 
     @property
     def round_scores(self) -> List[List[int]]:
-        return self._batch.round_scores(0)
+        return self._batch.round_scores(self._index)
 
     def reference(self) -> Game:
         """A reference :class:`Game` in this state (with the history), rebuilt after each change."""
