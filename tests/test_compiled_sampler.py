@@ -76,3 +76,26 @@ def test_core_names_a_sampler_and_bad_names_are_one_line_errors(tmp_path):
     with pytest.raises(ConfigError, match="batched.core: core must be"):
         tiny_config(tmp_path, batched={"core": "fast"})
     assert tiny_config(tmp_path, batched={"core": "reference"}).batched.core == "reference"
+
+
+@pytest.mark.parametrize("rules", ["pagat", "bicycle", "six_player", "individual"])
+def test_seat_view_read_from_the_row_is_the_reference_view(rules):
+    """What heuristic seats of the compiled sampler see: every seat's view, every third step of random play."""
+    import random
+
+    from handfoot_env.compiled import load
+    from handfoot_env.view import seat_view
+    rng = random.Random(4)
+    g = load().CompiledGame(rules)
+    checked = 0
+    for seed in (1, 2):
+        g.reset(seed=seed)
+        while not g.game_over and g.action_count < 900:
+            if g.action_count % 3 == 0:
+                ref = g.reference()
+                for p in range(g.n):
+                    assert g.seat_view(p) == seat_view(ref, p), (rules, seed, g.action_count, p)
+                    checked += 1
+            legal = g.legal_actions()
+            g.apply_legal(legal[rng.randrange(len(legal))])
+    assert checked > 500

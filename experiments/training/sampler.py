@@ -461,9 +461,9 @@ class CompiledSampler(Sampler):
     After :meth:`_advance`, each game's row of the batch's ``obs``, ``mask``, ``counts`` and
     ``legal_ids`` is its player to act's, written by the kernel that applied the last action; a tick
     reads the network seats' observations from there and applies every game's action in one kernel
-    call.  Heuristic seats get their :class:`~handfoot_env.view.SeatView` from a reference ``Game``
-    built from the row (``CompiledGame.reference``), and so do the centralised critic's state and the
-    shaping potential.
+    call.  Heuristic seats get their :class:`~handfoot_env.view.SeatView` read from the row
+    (``CompiledGame.seat_view``); the centralised critic's state and the shaping potential are computed
+    on a reference ``Game`` built from the row (``CompiledGame.reference``).
     """
 
     def _make_games(self, rules: Any, n: int) -> List[Any]:
@@ -529,7 +529,7 @@ class CompiledSampler(Sampler):
             if agent is None:
                 a = random_opponent(g, p, b.legal_ids[i, :b.counts[i]].tolist(), self.py_rng)
             else:
-                view = seat_view(g.reference(), p)
+                view = g.seat_view(p, b.legal_ids[i, :b.counts[i]].tolist())
                 obs = None
                 if agent.needs_observation:
                     obs = {"observation": b.obs[i].copy(), "action_mask": b.mask[i].copy()}

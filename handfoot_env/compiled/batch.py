@@ -119,9 +119,9 @@ class CoreBatch:
         return game_from_row(self.rules, self.S[g])
 
 
-def _meld_rows(s, t: int) -> List[List[int]]:
+def _meld_rows(s: List[int], t: int) -> List[List[int]]:
     base = L.MELDS + 36 * t
-    return [s[base + 3 * i:base + 3 * i + 3].tolist() for i in range(12)]
+    return [s[base + 3 * i:base + 3 * i + 3] for i in range(12)]
 
 
 def _book(code: int):
@@ -186,7 +186,7 @@ def game_from_row(rules, s: np.ndarray) -> Game:
     g = Game(rules)
     r = g.rules
     n, nt = r.players, r.teams
-    s = np.asarray(s).tolist()
+    s = s.tolist() if isinstance(s, np.ndarray) else list(s)
     g.seed = s[L.SEED]
     g.round_seeds = s[L.RSEEDS:L.RSEEDS + r.rounds + 2]
     g.scores = s[L.SCORES:L.SCORES + nt]
@@ -213,7 +213,7 @@ def game_from_row(rules, s: np.ndarray) -> Game:
     g.stock = s[L.STOCK:L.STOCK + s[L.STOCK_LEN]]
     g.discard = s[L.DISC:L.DISC + s[L.DISC_LEN]]
     g.pile_cache = None
-    g.melds = [_meld_rows(np.asarray(s), t) for t in range(nt)]
+    g.melds = [_meld_rows(s, t) for t in range(nt)]
     g.books = [[_book(c) for c in s[L.BOOKS + L.MAXB * t:L.BOOKS + L.MAXB * t + s[L.NBOOKS + t]]] for t in range(nt)]
     g.book_counts = [s[L.BC + 3 * t:L.BC + 3 * t + 3] for t in range(nt)]
     g.meld_value = s[L.MVAL:L.MVAL + nt]

@@ -19,9 +19,11 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, action_index
 from ..config import RulesLike
-from ..engine import Game, IllegalActionError
+from ..cards import BLACK3, NUM_KINDS, RED3
+from ..engine import PHASE_NAMES, Game, IllegalActionError
+from ..view import SeatView
 from . import layout as L
-from .batch import CoreBatch, game_from_row, state_row
+from .batch import CoreBatch, _book, game_from_row, state_row
 from .play import apply_legal
 
 _OWN = frozenset(("_batch", "_index", "_row", "_ref", "_ref_version", "_version", "_handed", "history", "rules", "n",
@@ -177,6 +179,51 @@ class CompiledGame:
             self._ref = g
             self._ref_version = self._version
         return self._ref
+
+    def seat_view(self, seat: int, legal: Optional[Sequence[int]] = None) -> SeatView:
+        """``seat_view(self, seat, legal)`` read from the row directly (what heuristic seats of the batched
+        samplers see; tests/test_compiled_sampler.py holds it to the reference's view)."""
+        self._sync()
+        s, r = self._row, self.rules
+        n, nt = r.players, r.teams
+        if not 0 <= seat < n:
+            raise ValueError(f"seat must be between 0 and {n - 1}, got {seat!r}")
+        sc = s[:L.RSEEDS].tolist()
+        phase, current, turn = sc[L.PHASE], sc[L.CURRENT], sc[L.TURN]
+        over = phase == 3
+        to_act = (not over) and current == seat
+        hands = s[L.HANDS:L.HANDS + NUM_KINDS * n].reshape(n, NUM_KINDS)
+        feet = s[L.FEET:L.FEET + NUM_KINDS * n].reshape(n, NUM_KINDS).sum(1).tolist()
+        up = s[L.FOOTUP:L.FOOTUP + n].tolist()
+        pend = s[L.PEND:L.PEND + NUM_KINDS].tolist()
+        disc = tuple(s[L.DISC:L.DISC + sc[L.DISC_LEN]].tolist())
+        melds = s[L.MELDS:L.MELDS + 36 * nt].reshape(nt, 12, 3).tolist()
+        nb = s[L.NBOOKS:L.NBOOKS + nt].tolist()
+        books = tuple(tuple(_book(c) for c in s[L.BOOKS + L.MAXB * t:L.BOOKS + L.MAXB * t + nb[t]].tolist())
+                      for t in range(nt))
+        ra = sc[L.RACTIONS]
+        hist = self.history[len(self.history) - ra:] if ra else []
+        if to_act and legal is None:
+            legal = self.legal_actions()
+        return SeatView(
+            seat=seat, team=self.team_of[seat], num_players=n, num_teams=nt, rules=r, team_of=tuple(self.team_of),
+            teammates=tuple(self.teammates[seat]), hand=tuple(hands[seat].tolist()), in_foot=bool(up[seat]),
+            pending=tuple(pend) if (turn == seat and any(pend)) else (0,) * NUM_KINDS,
+            hand_sizes=tuple(hands.sum(1).tolist()), foot_picked_up=tuple(bool(u) for u in up),
+            foot_sizes=tuple(0 if up[p] else feet[p] for p in range(n)),
+            played_foot=tuple(bool(x) for x in s[L.PLAYED:L.PLAYED + n].tolist()),
+            melds=tuple(tuple(tuple(m) for m in t) for t in melds), books=books,
+            book_counts=tuple(tuple(s[L.BC + 3 * t:L.BC + 3 * t + 3].tolist()) for t in range(nt)),
+            red_threes=tuple(s[L.RED3S:L.RED3S + nt].tolist()),
+            opened=tuple(bool(x) for x in s[L.OPENED:L.OPENED + nt].tolist()),
+            discard=disc, discard_top=disc[-1] if disc else -1, pile_blocked=not disc or disc[-1] in (RED3, BLACK3),
+            stock_size=sc[L.STOCK_LEN], round=sc[L.ROUND], minimum=sc[L.MINIMUM], scores=tuple(self.scores),
+            round_scores=tuple(tuple(x) for x in self.round_scores), phase=phase, phase_name=PHASE_NAMES[phase],
+            current=current, turn_player=turn, prov_value=sc[L.PROV_VALUE],
+            forced=tuple(sc[L.F_S:L.F_J + 1]) if sc[L.FORCED] else None, incomplete=sc[L.INCOMPLETE],
+            asked=bool(sc[L.ASKED]), permission=None if sc[L.PERM] < 0 else bool(sc[L.PERM]),
+            cancels_used=sc[L.CANCELS], round_history=tuple(hist), game_over=bool(sc[L.OVER]),
+            legal_actions=tuple(legal) if to_act else ())
 
     def clone(self) -> "CompiledGame":
         self._sync()
