@@ -16,6 +16,16 @@ spec               agent
                    ``handfoot.agents`` (``NAME = "package.module:ClassName"``)
 =================  ==========================================================
 
+**Arguments.**  A spec other than ``policy:``/``rllib:`` may end with keyword arguments in
+parentheses, ``NAME(key=value, key=value)``: ``strategic(draw_worth=1.5, wilds=spend)``,
+``py:mypkg.agents:MyAgent(depth=3)``.  A value is a YAML scalar (``3``, ``0.5``, ``true``, a word;
+quote a string that holds a comma or a parenthesis); the agent is built as
+``ClassName(seed, key=value, ...)``.  The spec string itself is the agent's name in results,
+reports and ratings, so ``strategic`` and ``strategic(draw_worth=2.0)`` are two entries even
+where the second is the default; :func:`spec_arguments` parses a spec, and a bad argument is one
+``ValueError`` naming the spec.  ``strategic``'s arguments are listed in
+:data:`agents.strategic.PARAMS`; ``random``, ``greedy`` and ``champion`` take none.
+
 Files in the project's formats (``actor.npz``) load without pickle; pickle-based files (an SB3
 ``model.zip`` alone, RLlib's ``.pkl`` files) only with ``HANDFOOT_TRUST_PICKLE=1`` (:mod:`agents.files`).
 
@@ -32,7 +42,9 @@ import importlib
 import re
 from importlib import metadata
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Any, Dict, List, Optional, Tuple
+
+from handfoot_env.safe_yaml import parse_yaml
 
 from .base import Agent
 
@@ -44,15 +56,82 @@ PREFIXES = ("policy", "rllib", "py")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
-def _builtin(name: str, seed: int) -> Agent:
-    if name == "random":
-        from .heuristics import RandomAgent
-        return RandomAgent(seed)
-    if name == "greedy":
-        from .heuristics import GreedyAgent
-        return GreedyAgent(seed)
+_ARGS = re.compile(r"^(?P<name>[^()]+?)\s*\((?P<args>.*)\)\s*$", re.S)
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _split_args(text: str) -> List[str]:
+    """``a=1, b='x, y'`` -> ``["a=1", "b='x, y'"]`` (commas inside quotes do not split)."""
+    parts, cur, quote = [], [], None
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+            cur.append(ch)
+        elif ch == ",":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if quote:
+        raise ValueError("an unterminated quote")
+    parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def spec_arguments(spec: str) -> Tuple[str, Dict[str, Any]]:
+    """``(base spec, keyword arguments)`` of ``spec``: ``"strategic(draw_worth=1.5)"`` -> ``("strategic",
+    {"draw_worth": 1.5})``; a spec without parentheses (and every ``policy:``/``rllib:`` spec, whose path may
+    hold any character) has no arguments.  ``ValueError`` naming the spec for a malformed argument list."""
+    s = spec.strip()
+    if s.startswith(("policy:", "rllib:")):
+        return s, {}
+    m = _ARGS.match(s)
+    if m is None:
+        if "(" in s or ")" in s:
+            raise ValueError(f"agent spec {spec!r}: arguments are written NAME(key=value, ...), with the "
+                             f"parentheses at the end")
+        return s, {}
+    name, body = m.group("name").strip(), m.group("args").strip()
+    kwargs: Dict[str, Any] = {}
+    if not body:
+        return name, kwargs
+    try:
+        items = _split_args(body)
+    except ValueError as e:
+        raise ValueError(f"agent spec {spec!r}: {e} in its arguments") from None
+    for item in items:
+        key, eq, raw = item.partition("=")
+        key = key.strip()
+        if not eq or not _KEY.match(key):
+            raise ValueError(f"agent spec {spec!r}: expected key=value arguments, got {item!r}")
+        if key in kwargs:
+            raise ValueError(f"agent spec {spec!r}: argument {key!r} is given twice")
+        value = parse_yaml(raw.strip(), ValueError, f"agent spec {spec!r}, argument {key!r}") if raw.strip() else None
+        if value is None or isinstance(value, (list, dict)):
+            raise ValueError(f"agent spec {spec!r}: argument {key!r} needs a number, true/false or a word, "
+                             f"got {raw.strip()!r}")
+        kwargs[key] = value
+    return name, kwargs
+
+
+def _builtin(name: str, seed: int, kwargs: Dict[str, Any], spec: str) -> Agent:
+    if name in ("random", "greedy"):
+        if kwargs:
+            raise ValueError(f"agent spec {spec!r}: {name} takes no arguments")
+        from .heuristics import GreedyAgent, RandomAgent
+        return RandomAgent(seed) if name == "random" else GreedyAgent(seed)
     from .strategic import StrategicAgent
-    return StrategicAgent(seed)
+    try:
+        agent = StrategicAgent(seed, **kwargs)
+    except ValueError as e:
+        raise ValueError(f"agent spec {spec!r}: {e}") from None
+    if kwargs:
+        agent.name = spec.strip()
+    return agent
 
 
 #: trained agents shipped with the package: spec name -> weights file inside ``agents/``
@@ -92,8 +171,9 @@ def plugin_agents() -> Dict[str, Dict[str, str]]:
     return out
 
 
-def _plugin(spec: str, target: str, seed: int, where: str = "") -> Agent:
-    """Import ``package.module:ClassName`` and build ``ClassName(seed)``; one ``ValueError`` on any failure."""
+def _plugin(spec: str, target: str, seed: int, where: str = "", kwargs: Optional[Dict[str, Any]] = None) -> Agent:
+    """Import ``package.module:ClassName`` and build ``ClassName(seed, **kwargs)``; one ``ValueError`` on any
+    failure."""
     module_name, sep, attr = target.partition(":")
     module_name, attr = module_name.strip(), attr.strip()
     if not sep or not _DOTTED.match(module_name) or not _DOTTED.match(attr):
@@ -116,12 +196,20 @@ def _plugin(spec: str, target: str, seed: int, where: str = "") -> Agent:
         raise ValueError(f"agent spec {spec!r}{where}: {module_name}:{attr} is not a subclass of agents.base.Agent")
     if obj.act is Agent.act:
         raise ValueError(f"agent spec {spec!r}{where}: {module_name}:{attr} does not implement act(observation, view)")
+    kwargs = kwargs or {}
     try:
-        agent = obj(seed)
+        agent = obj(seed, **kwargs)
     except Exception as e:  # noqa: BLE001 - see above
-        raise ValueError(f"agent spec {spec!r}{where}: {attr}({seed}) failed: {type(e).__name__}: {e}") from None
+        args = "".join(f", {k}={v!r}" for k, v in kwargs.items())
+        raise ValueError(f"agent spec {spec!r}{where}: {attr}({seed}{args}) failed: {type(e).__name__}: {e}") from None
     if not isinstance(agent, Agent):
         raise ValueError(f"agent spec {spec!r}{where}: {attr}({seed}) did not return an Agent")
+    return agent
+
+
+def _named(agent: Agent, spec: str, kwargs: Dict[str, Any]) -> Agent:
+    if kwargs:
+        agent.name = spec.strip()
     return agent
 
 
@@ -135,10 +223,12 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"agent seed must be an integer, got {seed!r}")
-    s = spec.strip()
+    s, kwargs = spec_arguments(spec)
     if s in BUILTIN:
-        return _builtin(s, seed)
+        return _builtin(s, seed, kwargs, spec)
     if s in SHIPPED:
+        if kwargs:
+            raise ValueError(f"agent spec {spec!r}: {s} takes no arguments")
         return _shipped(s, seed)
     if s.startswith("policy:"):
         path = s[len("policy:"):]
@@ -164,15 +254,18 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
         from .rllib_policy import load_rllib_agent
         return load_rllib_agent(path, seed)
     if s.startswith("py:"):
-        return _plugin(spec, s[len("py:"):], seed)
+        agent = _plugin(spec, s[len("py:"):], seed, kwargs=kwargs)
+        return _named(agent, spec, kwargs)
     if not _is_builtin_name(s):
         ep = plugin_agents().get(s)
         if ep is not None:
-            return _plugin(spec, ep["target"], seed,
-                           where=f" (entry point {ENTRY_POINT_GROUP} of {ep['dist']})")
+            agent = _plugin(spec, ep["target"], seed, where=f" (entry point {ENTRY_POINT_GROUP} of {ep['dist']})",
+                            kwargs=kwargs)
+            return _named(agent, spec, kwargs)
     raise ValueError(f"unknown agent spec {spec!r}; expected one of: {', '.join(BUILTIN + tuple(SHIPPED))}, "
                      f"policy:PATH, rllib:PATH, "
                      f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED", "ENTRY_POINT_GROUP"]
+__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED",
+           "ENTRY_POINT_GROUP"]

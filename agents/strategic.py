@@ -63,11 +63,17 @@ going out gains: the agent's own hand value (plus 100 for a red three, and an
 estimate for an unplayed foot or for other teammates' cards from their sizes)
 against the go-out bonus plus what the opponents' held cards (estimated from
 their public sizes) would cost them.  Otherwise yes.
+
+**Settings.**  The main strategic choices are parameters (:data:`PARAMS`), given as spec
+arguments (``strategic(draw_worth=1.5, wilds=spend, go_out=ahead)``, see
+:mod:`agents.registry`): how eagerly it takes the pile (``draw_worth``), how it answers about going
+out (``answer_margin``) and when it asks (``go_out``), how it spends wild cards (``wild_meld_at``,
+``wilds``), and the weights of its discard.  The defaults are the behaviour described above.
 """
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from handfoot_env.actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_ACTION, DRAW,
                                   LAY_RED_THREE, MELD_ACTION, PICKUP)
@@ -159,26 +165,64 @@ def plan_meld_out(hand: Sequence[int], melds: Sequence[Sequence[int]], rules) ->
     return left, books
 
 
+#: StrategicAgent's strategic choices, given as spec arguments (``strategic(draw_worth=1.5, wilds=spend)``,
+#: agents.registry) or keyword arguments: name -> (default, type or choices, what it decides).
+PARAMS: Dict[str, Tuple[Any, Any, str]] = {
+    "draw_worth": (2.0, float, "how eagerly it takes the pile: it takes it when the cards are worth at least this "
+                               "many useful cards (a draw of two is worth about 2; lower takes the pile more often)"),
+    "late_stock": (12, int, "stock size under which the round is treated as ending (pile taking discounted, "
+                            "everything melded)"),
+    "answer_margin": (0.0, float, "how it answers 'may I go out?': yes when the team's held cost minus the gain of "
+                                  "going out is at most this (higher says yes more often)"),
+    "opp_weight": (0.5, float, "weight of the opponents' held cards in the gain of going out (when answering)"),
+    "risk_weight": (1.0, float, "weight of the risk that a discard hands the next opponent the pile"),
+    "block_weight": (0.05, float, "how much a valuable pile favours throwing a black three"),
+    "wild_meld_at": (3, int, "how it spends wild cards (1): the wild meld is started once this many wilds are "
+                             "held (3 to 7; higher keeps them in hand longer)"),
+    "wilds": ("save", ("save", "spend"), "how it spends wild cards (2): save puts them into natural melds only to "
+                                         "finish dirty books the team still needs; spend finishes any natural "
+                                         "meld into a book with them"),
+    "go_out": ("ready", ("ready", "ahead"), "how it asks about going out: ready asks (or goes out) as soon as its "
+                                            "plan says it can; ahead only when its team has at least as many books "
+                                            "as every other team"),
+}
+_RANGES = {"draw_worth": (0.0, 100.0), "late_stock": (0, 500), "opp_weight": (0.0, 100.0), "risk_weight": (0.0, 100.0),
+           "block_weight": (0.0, 100.0), "wild_meld_at": (3, 7), "answer_margin": (-1e6, 1e6)}
+
+
+def check_params(params: Dict[str, Any]) -> Dict[str, Any]:
+    """The full set of strategic choices: :data:`PARAMS`' defaults with ``params`` over them, each checked
+    (``ValueError`` naming the parameter)."""
+    out = {k: v[0] for k, v in PARAMS.items()}
+    for k, v in params.items():
+        if k not in PARAMS:
+            raise ValueError(f"StrategicAgent: unknown parameter {k!r}; known: {', '.join(PARAMS)}")
+        _, kind, _ = PARAMS[k]
+        if isinstance(kind, tuple):
+            if v not in kind:
+                raise ValueError(f"StrategicAgent: {k} must be one of {', '.join(kind)}, got {v!r}")
+        else:
+            ok = not isinstance(v, bool) and isinstance(v, (int, float) if kind is float else int)
+            if not ok:
+                raise ValueError(f"StrategicAgent: {k} must be {'a number' if kind is float else 'an integer'}, "
+                                 f"got {v!r}")
+            lo, hi = _RANGES[k]
+            if not lo <= v <= hi or v != v:
+                raise ValueError(f"StrategicAgent: {k} must be between {lo:g} and {hi:g}, got {v!r}")
+            v = float(v) if kind is float else int(v)
+        out[k] = v
+    return out
+
+
 class StrategicAgent(Agent):
     """A strong rule-based player (strategy per decision in the module docstring)."""
 
     name = "strategic"
 
-    def __init__(self, seed: int = 0, **params: float):
+    def __init__(self, seed: int = 0, **params: Any):
         super().__init__(seed)
-        #: tunable weights (defaults are the tuned values)
-        self.p = dict(
-            draw_worth=2.0,        # worth of drawing two from the stock, in "useful cards"
-            late_stock=12,         # stock size under which the round is treated as ending
-            answer_margin=0.0,     # answer yes when team cost - gain <= margin
-            opp_weight=0.5,        # weight of opponents' held cards in the going-out gain
-            risk_weight=1.0,       # weight of the risk of handing the next opponent the pile
-            block_weight=0.05,     # how much a valuable pile favours throwing a black three
-        )
-        for k, v in params.items():
-            if k not in self.p:
-                raise ValueError(f"StrategicAgent: unknown parameter {k!r}; known: {', '.join(self.p)}")
-            self.p[k] = v
+        #: the strategic choices (:data:`PARAMS`; the defaults are the tuned values)
+        self.p = check_params(params)
 
     # ------------------------------------------------------------ entry
     def act(self, observation, view: SeatView) -> int:
@@ -434,12 +478,12 @@ class StrategicAgent(Agent):
         return None
 
     def _want_out(self, view: SeatView) -> bool:
-        return True
+        if self.p["go_out"] == "ready":
+            return True
+        mine = sum(view.book_counts[view.team])
+        return all(mine >= sum(view.book_counts[t]) for t in range(view.num_teams) if t != view.team)
 
     # ---- regular melding (team open)
-    def _wild_reserve(self, view: SeatView) -> int:
-        """Wilds to hold back for dirty books the team still needs."""
-        return 0
 
     def _regular_meld(self, view: SeatView, legal: Sequence[int], melds) -> Optional[int]:
         hand = view.hand
@@ -490,7 +534,7 @@ class StrategicAgent(Agent):
         if wilds and rules.wild_melds:
             t0, j0 = M[WILD_SLOT][1], M[WILD_SLOT][2]
             s = t0 + j0
-            if s or wilds >= 3:
+            if s or wilds >= self.p["wild_meld_at"]:
                 room = BOOK - s
                 j = min(hand[JOKER], room)
                 t = min(hand[TWO], room - j)
@@ -502,7 +546,7 @@ class StrategicAgent(Agent):
                 if a is not None:
                     return a
         # 3. wilds into natural melds: dirty books the team needs
-        need_dirty = view.book_counts[team][1] < rules.go_out_dirty
+        need_dirty = view.book_counts[team][1] < rules.go_out_dirty or self.p["wilds"] == "spend"
         if wilds and need_dirty:
             cands = []
             for r in range(NUM_RANKS):
@@ -581,4 +625,4 @@ class StrategicAgent(Agent):
         return best[1]
 
 
-__all__ = ["StrategicAgent", "plan_meld_out"]
+__all__ = ["StrategicAgent", "plan_meld_out", "PARAMS", "check_params"]

@@ -3,7 +3,7 @@
 * No import circles among the project's modules, counting imports inside functions too.
 * Imports only run down the layers: ``handfoot_env`` <- ``agents`` <- ``experiments``, and inside
   ``experiments``: shared (``config``, ``runs``, ``ray_cluster``) <- ``evaluation`` <- ``training``
-  <- ``apps`` / ``bench``.
+  <- ``apps`` / ``bench`` <- ``sweeps``.
 * Every module imports in a fresh interpreter; ``import handfoot_env`` loads neither torch nor the
   training stack.
 * No class is defined inside a function (a sign of an import dodged at run time).
@@ -30,6 +30,7 @@ FLOORS = {
     "experiments.training": 4,
     "experiments.apps": 5,
     "experiments.bench": 5,
+    "experiments.sweeps": 6,        # runs experiments and evaluations (experiments.apps.experiment) as trials
 }
 # modules that need an optional package at import time (imported only when their feature is used)
 OPTIONAL = {"experiments.ray_cluster": None, "experiments.training.rllib": "ray",

@@ -37,6 +37,8 @@ COMMANDS = {
     "exploit": ("experiments.training.exploit", "exploit_main",
                 "train a best response against a frozen agent: how exploitable is it"),
     "experiment": ("experiments.apps.experiment", "experiment_main", "train, evaluate and report from one config"),
+    "sweep": ("experiments.sweeps.cli", "sweep_main",
+              "many seeds of many variants of an experiment or evaluation, and statistics across seeds"),
     "bench": ("experiments.bench.bench", "bench_main", "measure throughput of the engine and envs"),
 }
 
