@@ -9,7 +9,8 @@ import torch as th
 
 from experiments.config import ConfigError
 from experiments.training.batched_ppo import ActorCritic, actor_weights
-from experiments.training.sampler import CompiledSampler, Sampler, make_sampler
+from experiments.training.compiled_sampler import CompiledSampler
+from experiments.training.sampler import Sampler, make_sampler
 
 pytest.importorskip("numba")
 
