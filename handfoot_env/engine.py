@@ -105,6 +105,43 @@ class IllegalActionError(ValueError):
         super().__init__(f"illegal action {name!r}: {reason}")
 
 
+def shoe_kinds(rules: RuleConfig, shoe: Optional[Sequence[str]], round: int = 1,
+               scores: Optional[Sequence[int]] = None) -> Tuple[List[int], int, List[int]]:
+    """``Game.reset``'s checks of its arguments: (the stacked shoe top as kinds, the round, the scores).
+
+    ``ValueError`` naming the problem for a bad round, scores list or shoe.
+    """
+    r = rules
+    nt = r.teams
+    if isinstance(round, bool) or not isinstance(round, int) or not 1 <= round <= r.rounds:
+        raise ValueError(f"round must be an integer from 1 to {r.rounds}, got {round!r}")
+    if scores is None:
+        scores = [0] * nt
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
+        raise ValueError(f"scores must be a list of {nt} integers (one per team), "
+                         f"got {type(scores).__name__}")
+    scores = list(scores)
+    if len(scores) != nt or not all(isinstance(s, int) and not isinstance(s, bool) for s in scores):
+        raise ValueError(f"scores must be {nt} integers (one per team), got {scores!r}")
+    counts = deck_counts(r.decks)
+    top: List[int] = []
+    if shoe is not None and (isinstance(shoe, (str, bytes)) or not isinstance(shoe, Sequence)):
+        raise ValueError(f"shoe must be a list of card codes such as ['K', '3R', 'JK'], got {type(shoe).__name__}")
+    if shoe is not None and len(shoe) > sum(counts):
+        raise ValueError(f"shoe lists {len(shoe)} cards, but the {r.decks} decks hold {sum(counts)}")
+    for i, code in enumerate(shoe or ()):
+        if not isinstance(code, str):
+            raise ValueError(f"shoe card at position {i} must be a card code string, got {type(code).__name__}")
+        k = kind_of(code)
+        if counts[k] == 0:
+            raise ValueError(
+                f"shoe card {code!r} at position {i}: the {r.decks} decks hold only "
+                f"{deck_counts(r.decks)[k]} of it")
+        counts[k] -= 1
+        top.append(k)
+    return top, round, scores
+
+
 class Game:
     """One game of Hand and Foot under a :class:`RuleConfig`.
 
@@ -133,24 +170,15 @@ class Game:
         Atomic: every argument is checked, and the first deal built, before any state
         changes; a ``ValueError`` leaves the game exactly as it was.
         """
-        r = self.rules
         if seed is None:
             seed = random.SystemRandom().randrange(2 ** 31)
         seed = check_seed(seed)
-        if isinstance(round, bool) or not isinstance(round, int) or not 1 <= round <= r.rounds:
-            raise ValueError(f"round must be an integer from 1 to {r.rounds}, got {round!r}")
-        if scores is None:
-            scores = [0] * self.num_teams
-        if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
-            raise ValueError(f"scores must be a list of {self.num_teams} integers (one per team), "
-                             f"got {type(scores).__name__}")
-        scores = list(scores)
-        if len(scores) != self.num_teams or not all(isinstance(s, int) and not isinstance(s, bool) for s in scores):
-            raise ValueError(f"scores must be {self.num_teams} integers (one per team), got {scores!r}")
+        top, round, scores = shoe_kinds(self.rules, shoe, round, scores)
+        r = self.rules
         master = random.Random(seed)
         # one seed per deal, so that a clone needs no random-generator state
         round_seeds = [master.randrange(2 ** 62) for _ in range(r.rounds + 2)]
-        order = self._make_shoe(shoe, random.Random(round_seeds[round - 1]))
+        order = self._make_shoe(top, random.Random(round_seeds[round - 1]))
         self.seed = seed
         self.round_seeds = round_seeds
         self.scores = scores
@@ -164,26 +192,14 @@ class Game:
         self.round = round
         self._deal(order)
 
-    def _make_shoe(self, shoe: Optional[Sequence[str]], rng: random.Random) -> List[int]:
+    def _make_shoe(self, top: List[int], rng: random.Random) -> List[int]:
+        """The shoe of a deal: the kinds ``top`` (checked by :func:`shoe_kinds`), then the rest shuffled."""
         counts = deck_counts(self.rules.decks)
-        top: List[int] = []
-        if shoe is not None and (isinstance(shoe, (str, bytes)) or not isinstance(shoe, Sequence)):
-            raise ValueError(f"shoe must be a list of card codes such as ['K', '3R', 'JK'], got {type(shoe).__name__}")
-        if shoe is not None and len(shoe) > sum(counts):
-            raise ValueError(f"shoe lists {len(shoe)} cards, but the {self.rules.decks} decks hold {sum(counts)}")
-        for i, code in enumerate(shoe or ()):
-            if not isinstance(code, str):
-                raise ValueError(f"shoe card at position {i} must be a card code string, got {type(code).__name__}")
-            k = kind_of(code)
-            if counts[k] == 0:
-                raise ValueError(
-                    f"shoe card {code!r} at position {i}: the {self.rules.decks} decks hold only "
-                    f"{deck_counts(self.rules.decks)[k]} of it")
+        for k in top:
             counts[k] -= 1
-            top.append(k)
         rest = [k for k in range(NUM_KINDS) for _ in range(counts[k])]
         rng.shuffle(rest)
-        return top + rest
+        return list(top) + rest
 
     def _deal(self, order: List[int]) -> None:
         """Deal a round from a shoe in dealing order (docs/rules.md section 3)."""
@@ -951,7 +967,7 @@ class Game:
             self.phase = GAME_OVER
             return
         self.round += 1
-        self._deal(self._make_shoe(None, random.Random(self.round_seeds[self.round - 1])))
+        self._deal(self._make_shoe([], random.Random(self.round_seeds[self.round - 1])))
 
     # -------------------------------------------------------- copy & record
     def clone(self) -> "Game":

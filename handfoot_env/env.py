@@ -18,7 +18,7 @@ the number of players and teams (``six_player``: two teams of three;
 Arguments
 ---------
 ``handfoot_v0.env(rules="pagat", render_mode=None, reward="round_score_diff",
-reward_scale=0.001, episode="game", max_actions=None, **rule_overrides)``
+reward_scale=0.001, episode="game", max_actions=None, core=None, **rule_overrides)``
 
 * ``rules``: preset name, YAML path or :class:`~handfoot_env.config.RuleConfig`;
   keyword rule overrides such as ``decks=6`` are allowed.
@@ -38,6 +38,12 @@ reward_scale=0.001, episode="game", max_actions=None, **rule_overrides)``
   12,000 for a four-round game; heuristic agents use about 400-900 per game).
   The engine's proven bound is larger (``engine.max_actions_per_game``); the
   cap only stops degenerate policies that cancel and re-meld forever.
+* ``core``: ``"compiled"`` plays on the compiled core (:mod:`handfoot_env.compiled`,
+  needs Numba), ``"reference"`` on the pure-Python engine; both give exactly the
+  same games, observations, masks and rewards (docs/compiled_core.md).  The
+  default (``None`` or ``"auto"``) is the compiled core when Numba is installed.
+  ``env.unwrapped.game`` is then a :class:`~handfoot_env.compiled.game.CompiledGame`
+  (a ``Game``'s interface; its state cannot be edited by hand).
 
 Actions
 -------
@@ -84,6 +90,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
+from .compiled import load as load_compiled, resolve_core
 from .config import MAX_SEED, RulesLike
 from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
@@ -108,11 +115,16 @@ class raw_env(AECEnv):
 
     def __init__(self, rules: RulesLike = "pagat", render_mode: Optional[str] = None,
                  reward: str = "round_score_diff", reward_scale: float = 0.001, episode: str = "game",
-                 max_actions: Optional[int] = None, **rule_overrides: Any):
+                 max_actions: Optional[int] = None, core: Optional[str] = None, **rule_overrides: Any):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.game = Game(rules, **rule_overrides)
+        self.core = resolve_core(core)
+        self._compiled = self.core == "compiled"
+        if self._compiled:
+            self.game = load_compiled().CompiledGame(rules, **rule_overrides)
+        else:
+            self.game = Game(rules, **rule_overrides)
         self.rules = self.game.rules
         self.render_mode = render_mode
         self.episode_rules = er = EpisodeRules(self.rules, reward, reward_scale, episode, max_actions)
@@ -121,7 +133,7 @@ class raw_env(AECEnv):
         n, t = self.rules.players, self.rules.teams
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_n = observation_size(n, t)
+        obs_n = self._obs_n = observation_size(n, t)
         self.observation_spaces = {
             a: spaces.Dict({
                 "observation": spaces.Box(low=-np.inf, high=np.inf, shape=(obs_n,), dtype=np.float32),
@@ -174,6 +186,13 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         game = self.game
+        if self._compiled:
+            obs = np.empty(self._obs_n, dtype=np.float32)
+            mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+            if game.observe(seat, obs, mask):
+                self._legal = mask            # a mask here, the legal list on the reference core
+                self._legal_at = (game, game.seed, game.action_count)
+            return {"observation": obs, "action_mask": mask}
         if game.current == seat and game.phase != GAME_OVER:
             legal = game.legal_actions()
             self._legal = legal
@@ -182,15 +201,19 @@ class raw_env(AECEnv):
         return {"observation": encode_observation(game, seat), "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
 
     def state(self) -> np.ndarray:
-        return encode_state(self.game)
+        return encode_state(self._game_view())
 
     def state_dict(self) -> dict:
         return self.game.state_dict()
 
+    def _game_view(self) -> Game:
+        """The reference ``Game`` in the current state (the game itself on the reference core)."""
+        return self.game.reference() if self._compiled else self.game
+
     def seat_view(self, agent: str):
         """Structured read-only view of what ``agent`` may see (agents.view)."""
         from .view import seat_view
-        return seat_view(self.game, self.agent_name_mapping[agent])
+        return seat_view(self._game_view(), self.agent_name_mapping[agent])
 
     def step(self, action) -> None:
         agent = self.agent_selection
@@ -206,7 +229,8 @@ class raw_env(AECEnv):
         legal = self._legal
         self._legal = None
         at = self._legal_at
-        if (legal is not None and (type(action) is int or isinstance(action, np.integer)) and action in legal
+        if (legal is not None and (type(action) is int or isinstance(action, np.integer))
+                and (legal[action] if self._compiled and 0 <= action < NUM_ACTIONS else action in legal)
                 and at[0] is game and at[2] == game.action_count and at[1] == game.seed):
             game.apply_legal(int(action))      # listed legal by observe() for this very state
         else:
@@ -217,7 +241,7 @@ class raw_env(AECEnv):
                 rewards[a] = 0.0
             self._rewarded = False
         er = self.episode_rules
-        finished = len(game.round_scores)
+        finished = game.rounds_finished if self._compiled else len(game.round_scores)
         if finished > self._rounds_seen:
             if er.reward == "round_score_diff":
                 self._team_rewards(er.round_end_reward, game.round_scores[-1])
@@ -260,9 +284,10 @@ class raw_env(AECEnv):
         if self.render_mode == "rgb_array":
             # the full view (every hand and foot) as a uint8 image (H, W, 3)
 
-            return render_game(self.game)
+            return render_game(self._game_view())
         # the table as the player to act sees it (its own cards only)
-        text = render_text(self.game, viewer=self.game.current if self.game.phase != GAME_OVER else None)
+        game = self._game_view()
+        text = render_text(game, viewer=game.current if game.phase != GAME_OVER else None)
         if self.render_mode == "human":
             print(text)
             return None
@@ -270,7 +295,7 @@ class raw_env(AECEnv):
 
     def render_seat(self, agent: Optional[str] = None) -> str:
         """The table as ``agent`` sees it (its own cards only); ``None`` shows everything."""
-        return render_text(self.game, None if agent is None else self.agent_name_mapping[agent])
+        return render_text(self._game_view(), None if agent is None else self.agent_name_mapping[agent])
 
     def close(self) -> None:
         pass

@@ -48,7 +48,7 @@ they show the same information.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 from .actions import ACTION_NAMES
 from .cards import NUM_KINDS, NUM_SLOTS
@@ -133,8 +133,9 @@ class SeatView:
                      if self.team_of[(self.seat + k) % n] != self.team)
 
 
-def seat_view(game: Game, seat: int) -> SeatView:
-    """The :class:`SeatView` of ``seat`` (0-based player index) in ``game``."""
+def seat_view(game: Game, seat: int, legal: Optional[Sequence[int]] = None) -> SeatView:
+    """The :class:`SeatView` of ``seat`` (0-based player index) in ``game``; ``legal``: the legal list of
+    the player to act when the caller has it at hand (``game.legal_actions()`` otherwise)."""
     g = game
     if not 0 <= seat < g.n:
         raise ValueError(f"seat must be between 0 and {g.n - 1}, got {seat!r}")
@@ -186,7 +187,7 @@ def seat_view(game: Game, seat: int) -> SeatView:
         cancels_used=g.cancels,
         round_history=tuple(hist),
         game_over=bool(g.game_over),
-        legal_actions=tuple(g.legal_actions()) if to_act else (),
+        legal_actions=(tuple(g.legal_actions()) if legal is None else tuple(legal)) if to_act else (),
     )
 
 

@@ -11,12 +11,29 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
+import pytest
+
 from handfoot_env.actions import ACTION_NAMES, action_index
+from handfoot_env.compiled import available as compiled_available
 from handfoot_env.cards import CODES, NUM_KINDS, RED3, VALUES, deck_counts, kind_of
 from handfoot_env.config import RuleConfig, load_rules
 from handfoot_env.engine import Game
 
 Cards = Union[str, Sequence[str], None]
+
+#: the core :func:`new_game` plays on; the ``both_cores`` fixture runs a test module on each
+CORE = "reference"
+
+
+@pytest.fixture(autouse=True, params=["reference", "compiled"])
+def both_cores(request):
+    """Import into a test module to run each of its tests on both cores (``new_game``'s games)."""
+    global CORE
+    if request.param == "compiled" and not compiled_available():
+        pytest.skip("the compiled core needs Numba")
+    CORE = request.param
+    yield request.param
+    CORE = "reference"
 
 #: default filler for hands and feet that a test does not spell out in full:
 #: no pairs, no wilds, no threes, so it enables no pickup and no meld by itself.
@@ -80,9 +97,13 @@ def build_shoe(rules: Union[str, RuleConfig] = "pagat", hands: Optional[Sequence
 
 def new_game(rules: Union[str, RuleConfig] = "pagat", hands=None, feet=None, up: str = "4", stock: Cards = None,
              seed: int = 0, round: int = 1, scores=None, pad: bool = True, **overrides) -> Game:
-    """A :class:`Game` reset with a stacked shoe (``overrides`` are rule fields)."""
+    """A :class:`Game` reset with a stacked shoe (``overrides`` are rule fields), on :data:`CORE`."""
     r = load_rules(rules, **overrides)
-    g = Game(r)
+    if CORE == "compiled":
+        from handfoot_env.compiled import load
+        g = load().CompiledGame(r)
+    else:
+        g = Game(r)
     g.reset(seed=seed, shoe=build_shoe(r, hands, feet, up, stock, pad=pad), round=round, scores=scores)
     return g
 

@@ -21,9 +21,11 @@ from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, MAX_CANCELS_PER_TURN, G
 from handfoot_env.observation import action_mask, encode_observation, mask_of, observation_size
 
 PRESETS = ["pagat", "bicycle", "six_player", "individual"]
-ROW_IDS = ["openspiel/gin_rummy", "openspiel_rl/gin_rummy", "rlcard/gin-rummy", "engine/pagat", "aec/pagat",
-           "vecenv/pagat", "selfplay/pagat", "engine/bicycle", "aec/bicycle", "vecenv/bicycle", "selfplay/bicycle",
-           "engine/six_player", "aec/six_player"]
+ROW_IDS = ["openspiel/gin_rummy", "openspiel_rl/gin_rummy", "rlcard/gin-rummy",
+           "engine/pagat", "engine_obs/pagat", "core/pagat", "aec/pagat", "aec_compiled/pagat", "vecenv/pagat",
+           "selfplay/pagat", "engine/bicycle", "engine_obs/bicycle", "core/bicycle", "aec/bicycle",
+           "aec_compiled/bicycle", "vecenv/bicycle", "selfplay/bicycle",
+           "engine/six_player", "engine_obs/six_player", "aec/six_player", "aec_compiled/six_player"]
 
 
 # ----------------------------------------------------------------------------- bench CLI

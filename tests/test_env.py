@@ -63,9 +63,11 @@ def test_action_names_and_index_round_trip():
 
 
 def _random_states(n_games, rules="pagat", max_steps=400, seed=0, ledger=False):
-    """Yield envs (with ``ledger``: (env, oracle ledger) pairs) at states sampled along random legal play."""
+    """Yield envs (with ``ledger``: (env, oracle ledger) pairs) at states sampled along random legal play
+    (on the reference engine, which these tests examine; tests/test_compiled_core.py holds the compiled
+    core to it)."""
     rng = random.Random(seed)
-    env = handfoot_v0.raw_env(rules=rules)
+    env = handfoot_v0.raw_env(rules=rules, core="reference")
     for g in range(n_games):
         env.reset(seed=1000 + g)
         stops = sorted(rng.sample(range(1, max_steps), 3))

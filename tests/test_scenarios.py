@@ -12,6 +12,7 @@ from handfoot_env.actions import action_index
 from handfoot_env.cards import RED3, kind_of
 from handfoot_env.engine import GAME_OVER, MELD_PHASE, Game, IllegalActionError
 
+from .helpers import both_cores  # noqa: F401 - every test on both cores
 from .helpers import (TWO_DECK_FEET, TWO_DECK_HANDS, apply_last_action, books_game, counts,
                       expected_round_scores, hand_codes, is_legal, legal_names, melds_of, new_game, play, turn,
                       two_deck_game)

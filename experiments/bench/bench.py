@@ -7,9 +7,17 @@ same run the same way:
 
 ``engine``     the rules engine alone: ``Game.legal_actions()`` then
                ``Game.apply_legal(a)`` (no observation).
-``aec``        the wrapped PettingZoo env ``handfoot_v0.env()``: ``env.last()``
-               (observation and action mask of the agent to act), then
-               ``env.step(a)``.
+``engine_obs`` the reference engine with the observation and mask of the player to
+               act every action (``encode_observation`` and ``mask_of``): the
+               baseline of the ``core`` row.
+``core``       the compiled core (:mod:`handfoot_env.compiled`): ``CoreBatch.step``
+               plays one action in each of ``core.n_games`` games per call and
+               writes every game's observation, mask and legal ids; the random
+               legal choice is made with numpy from the legal ids.
+``aec``        the wrapped PettingZoo env ``handfoot_v0.env(core="reference")``:
+               ``env.last()`` (observation and action mask of the agent to act),
+               then ``env.step(a)``.
+``aec_compiled`` the same loop on ``handfoot_v0.env(core="compiled")``.
 ``vecenv``     the batched runner :class:`experiments.bench.sb3_vecenv.BatchedVecEnv`
                (SB3 ``VecEnv``): many games in one process, one learner seat per
                game with observation and mask every decision, the other seats
@@ -124,9 +132,9 @@ def play_aec_game(env, seed: int, rng: random.Random) -> int:
     return n
 
 
-def bench_aec(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
+def bench_aec(preset: str, cfg: Dict[str, Any], core: str = "reference") -> "_GameRunner":
     from handfoot_env import handfoot_v0
-    env = handfoot_v0.env(rules=preset)
+    env = handfoot_v0.env(rules=preset, core=core)
     rng = random.Random(cfg["seed"])
 
     def play(seed: int):
@@ -134,6 +142,84 @@ def bench_aec(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
         return n, n
 
     return _GameRunner(play, cfg, cfg["seed"])
+
+
+def bench_engine_obs(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
+    from handfoot_env.engine import Game
+    from handfoot_env.observation import encode_observation, mask_of
+    g = Game(preset)
+    rng = random.Random(cfg["seed"])
+
+    def play(seed: int):
+        g.reset(seed=seed)
+        legal_actions, apply, rr = g.legal_actions, g.apply_legal, rng.randrange
+        n = 0
+        while not g.game_over:
+            la = legal_actions()
+            encode_observation(g, g.current, la)
+            mask_of(la)
+            apply(la[rr(len(la))])
+            n += 1
+        return n, n
+
+    return _GameRunner(play, cfg, cfg["seed"])
+
+
+class _CoreRunner:
+    """The compiled core's row: ``CoreBatch.step`` over ``n_games`` games until the slice's budget is
+    spent; a finished game is dealt again from the next seed."""
+
+    def __init__(self, preset: str, cfg: Dict[str, Any]):
+        import numpy as np
+        from handfoot_env.compiled import load
+        self.np = np
+        self.cfg = cfg
+        self.n = n = int(cfg["core"]["n_games"])
+        self.batch = load().CoreBatch(preset, n)
+        self.rng = np.random.default_rng(cfg["seed"])
+        self.next_seed = cfg["seed"] * 1_000_003
+        self.batch.reset(list(range(self.next_seed, self.next_seed + n)))
+        self.next_seed += n
+        self.rows = np.arange(n)
+        self.clock = _Clock(cfg["clock"])
+        self.actions = self.games = 0
+
+    def step(self) -> int:
+        b, np = self.batch, self.np
+        counts = b.counts
+        acts = b.legal_ids[self.rows, (self.rng.random(self.n) * counts).astype(np.int64)].astype(np.int64)
+        over = counts <= 0
+        acts[over] = -2
+        b.step(acts)
+        played = self.n - int(over.sum())
+        if played < self.n:
+            idx = np.flatnonzero(over)
+            b.reset(list(range(self.next_seed, self.next_seed + len(idx))), games=idx)
+            self.next_seed += len(idx)
+            self.games += len(idx)
+        return played
+
+    def warmup(self) -> None:
+        warm = float(self.cfg.get("warmup_seconds") or 0)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < warm:
+            self.step()
+
+    def run_slice(self, k: int, slices: int) -> None:
+        budget = float(self.cfg["seconds"]) / slices
+        gc.collect()
+        self.clock.start()
+        while True:
+            self.actions += self.step()
+            if self.clock.running() >= budget:
+                break
+        self.clock.stop()
+
+    def result(self) -> Dict[str, Any]:
+        res = _rates(self.actions, self.actions, self.games, self.clock)
+        res["n_games"] = self.n
+        res["actions_per_game"] = None  # games in flight at both ends of the window
+        return res
 
 
 def _random_vec_step(venv, n_envs: int, seed: int) -> Callable[[], None]:
@@ -377,9 +463,18 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
         if "engine" in kinds:
             rows.append(_row("engine", preset, "engine (legal_actions + apply_legal)",
                              lambda p=preset: bench_engine(p, cfg), g))
+        if "engine_obs" in kinds:
+            rows.append(_row("engine_obs", preset, "engine + observation + mask (reference)",
+                             lambda p=preset: bench_engine_obs(p, cfg), g))
+        if "core" in kinds and not g:
+            rows.append(_row("core", preset, f"compiled core x{cfg['core']['n_games']} (obs + mask, one call "
+                             "per step of all games)", lambda p=preset: _CoreRunner(p, cfg), g))
         if "aec" in kinds:
-            rows.append(_row("aec", preset, "AEC env handfoot_v0.env() (last + step)",
+            rows.append(_row("aec", preset, "AEC env handfoot_v0.env(core='reference') (last + step)",
                              lambda p=preset: bench_aec(p, cfg), g))
+        if "aec_compiled" in kinds:
+            rows.append(_row("aec_compiled", preset, "AEC env handfoot_v0.env(core='compiled') (last + step)",
+                             lambda p=preset: bench_aec(p, cfg, "compiled"), g))
         if "vecenv" in kinds and not g:
             rows.append(_row("vecenv", preset, f"BatchedVecEnv x{cfg['vecenv']['n_envs']} (learner obs + mask)",
                              lambda p=preset: bench_vecenv(p, cfg), g))

@@ -10,10 +10,12 @@ from experiments.training.learner import backend_names
 from handfoot_env.config import load_rules
 from handfoot_env.safe_yaml import read_yaml
 
-ROW_KINDS = ("engine", "aec", "vecenv", "selfplay", "openspiel", "openspiel_rl", "rlcard", "train")
+ROW_KINDS = ("engine", "engine_obs", "core", "aec", "aec_compiled", "vecenv", "selfplay", "openspiel", "openspiel_rl",
+             "rlcard", "train")
 
 
-TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0}
+TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0,
+           "core_vs_engine_obs": 20.0, "aec_compiled_vs_openspiel": 3.0}
 
 
 CONFIG_DIR = RECIPES_DIR / "bench"          # the same files as configs/bench/
@@ -84,6 +86,9 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
         n = cfg[section]["n_envs"]
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise BenchConfigError(f"{section}.n_envs must be a positive integer, got {n!r}")
+    n = cfg["core"]["n_games"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise BenchConfigError(f"core.n_games must be a positive integer, got {n!r}")
     if "selfplay" in cfg["rows"] and _train_config_path(str(cfg["selfplay"]["train_config"])) is None:
         raise BenchConfigError(f"selfplay.train_config: file {cfg['selfplay']['train_config']!r} not found")
     if "train" in cfg["rows"]:
@@ -110,6 +115,7 @@ DEFAULTS: Dict[str, Any] = {
     "seed": 0,
     "clock": "cpu",                         # cpu (process time) or wall
     "vecenv": {"n_envs": 16},
+    "core": {"n_games": 256},
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
     "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched", "dmc"],
               "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": []},
@@ -125,6 +131,7 @@ QUICK: Dict[str, Any] = {
     "warmup_seconds": 0.0,
     "interleave": 2,
     "vecenv": {"n_envs": 4},
+    "core": {"n_games": 16},
     "selfplay": {"n_envs": 2},
     "memory": {"instances": 5},
     "clone": {"states": 10, "repeats": 5},

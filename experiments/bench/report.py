@@ -18,10 +18,22 @@ def _targets(rows, memory, clone) -> List[Dict[str, Any]]:
         if r["kind"] == "aec":
             out.append({"target": f"AEC {r['game']} >= {TARGETS['aec_vs_openspiel']}x OpenSpiel",
                         "value": f"{r['vs_openspiel']:.2f}x", "met": r["vs_openspiel"] >= TARGETS["aec_vs_openspiel"]})
+        if r["kind"] == "aec_compiled":
+            want = TARGETS["aec_compiled_vs_openspiel"]
+            out.append({"target": f"AEC on the compiled core {r['game']} >= {want}x OpenSpiel",
+                        "value": f"{r['vs_openspiel']:.2f}x", "met": r["vs_openspiel"] >= want})
         if r["kind"] == "engine":
             out.append({"target": f"engine {r['game']} >= {TARGETS['engine_vs_openspiel']}x OpenSpiel",
                         "value": f"{r['vs_openspiel']:.2f}x",
                         "met": r["vs_openspiel"] >= TARGETS["engine_vs_openspiel"]})
+    for r in rows:
+        base = next((b for b in rows if b["kind"] == "engine_obs" and b["game"] == r["game"] and b["status"] == "ok"),
+                    None)
+        if r["kind"] == "core" and r["status"] == "ok" and base is not None:
+            ratio = r["actions_per_s"] / base["actions_per_s"]
+            want = TARGETS["core_vs_engine_obs"]
+            out.append({"target": f"compiled core {r['game']} >= {want:.0f}x the reference engine with obs + mask",
+                        "value": f"{ratio:.1f}x", "met": ratio >= want})
     for m in memory:
         out.append({"target": f"env instance {m['preset']} < 1 MB",
                     "value": f"{m['env_after_reset_bytes'] / 1e3:.0f} kB",

@@ -83,6 +83,10 @@ class BatchedConfig:
     pipeline: bool = True
     """true: the next rollout is played while the learner updates (needs samplers >= 1; the rollout
     lags the learner by one update); false: play, then update (strictly on-policy)."""
+    core: str = "auto"
+    """The rules the games are played on: compiled (handfoot_env.compiled, Numba), reference (the
+    pure-Python engine) or auto (compiled when Numba is installed). Both give the same games, rewards
+    and samples for the same seed; heuristic opponents see their SeatView on either."""
 
 
 @dataclass
@@ -425,4 +429,9 @@ def validate_batched(cfg: Any) -> BatchedConfig:
                           "the learner updates)")
     if s.samplers > s.games:
         raise ConfigError(f"batched.samplers: {s.samplers} processes for {s.games} games")
+    from handfoot_env.compiled import resolve_core
+    try:
+        resolve_core(s.core)
+    except ValueError as e:
+        raise ConfigError(f"batched.core: {e}") from None
     return s

@@ -174,7 +174,7 @@ class Sampler:
                  reward: str = "round_score_diff", reward_scale: float = 0.001, max_actions: Optional[int] = None,
                  shaping_books: float = 0.0, shaping_points: float = 0.0, centralised_critic: bool = False,
                  snapshot_sampling: str = "uniform", epsilon: float = 0.0, slot_offset: int = 0):
-        self.games = [Game(rules) for _ in range(int(games))]
+        self.games = self._make_games(rules, int(games))
         r = self.games[0].rules
         self.rules = r
         self.n_seats = r.players
@@ -210,6 +210,9 @@ class Sampler:
         self.finished: List[Dict[str, Any]] = []
         self.actions = 0                                            # game actions applied, every seat
         self.started = False
+
+    def _make_games(self, rules: Any, n: int) -> List[Any]:
+        return [Game(rules) for _ in range(n)]
 
     # ------------------------------------------------------------------ policies
     def set_policies(self, learner: Dict[str, Any], snapshots: Optional[Sequence[Dict[str, Any]]] = None) -> None:
@@ -449,10 +452,25 @@ class Sampler:
         return m
 
 
+#: the sampler class of each core, by "module:Class" (imported when chosen, as the learner registry does)
+SAMPLERS = {"reference": "experiments.training.sampler:Sampler",
+            "compiled": "experiments.training.compiled_sampler:CompiledSampler"}
+
+
+def make_sampler(core: Optional[str] = None, **kwargs: Any) -> Sampler:
+    """The sampler of ``core`` (:data:`SAMPLERS`: reference, compiled, or None / auto: compiled when
+    Numba is installed) built with ``kwargs``."""
+    import importlib
+
+    from handfoot_env.compiled import resolve_core
+    module, name = SAMPLERS[resolve_core(core)].split(":")
+    return getattr(importlib.import_module(module), name)(**kwargs)
+
+
 def _sampler_worker(conn, kwargs: Dict[str, Any], parent_pid: int) -> None:
     worker_init(parent_pid)             # Ctrl-C is the learner's to handle; exit if the learner dies
     th.set_num_threads(1)               # the sampler's matrices are small: one thread, no spinning
-    sampler = Sampler(**kwargs)
+    sampler = make_sampler(**kwargs)
     while True:
         msg = conn.recv()
         if msg is None:
@@ -479,7 +497,7 @@ class SamplerGroup:
         self._pending: Optional[Tuple[int, Any, Any]] = None
         self._in_flight = False
         if self.processes == 0:
-            self.local = Sampler(games=games, seed=seeds[0], **kwargs)
+            self.local = make_sampler(games=games, seed=seeds[0], **kwargs)
             return
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         for j in range(k):
@@ -498,7 +516,7 @@ class SamplerGroup:
         b = cfg.batched
         return cls(int(b.samplers), int(b.games), seed, rules=cfg.rules, opponents=dict(cfg.opponents),
                    reward=cfg.reward, reward_scale=cfg.reward_scale, max_actions=cfg.max_actions,
-                   snapshot_sampling=cfg.snapshots.sampling, **options)
+                   snapshot_sampling=cfg.snapshots.sampling, core=b.core, **options)
 
     def request(self, decisions: int, learner: Dict[str, Any], snapshots: Optional[List[Dict[str, Any]]]) -> None:
         k = max(1, self.processes)
@@ -578,4 +596,5 @@ def merge_rollouts(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
     return out
 
 
-__all__ = ["Sampler", "SamplerGroup", "sample_masked", "merge_rollouts", "Actor", "QActor", "make_actor", "Rollout"]
+__all__ = ["Sampler", "make_sampler", "SAMPLERS", "SamplerGroup",
+           "sample_masked", "merge_rollouts", "Actor", "QActor", "make_actor", "Rollout"]

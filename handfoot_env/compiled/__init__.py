@@ -1,0 +1,90 @@
+"""The compiled core: the rules of :mod:`handfoot_env.engine` and the encodings of
+:mod:`handfoot_env.observation` compiled with Numba, on many games held in arrays.
+
+The pure-Python engine stays the reference; tests/test_compiled_core.py and
+``python -m tests.soak --compare`` check that this core takes exactly the same
+states, legal lists, observations, masks and scores (docs/compiled_core.md).
+
+Compiled code is cached on disk, so only the first import after an install
+compiles.  The cache lives in ``$NUMBA_CACHE_DIR/handfoot-<digest>`` when
+``NUMBA_CACHE_DIR`` is set, else in the user's cache folder
+(``~/.cache/handfoot/numba-<digest>``); the digest covers the core's sources and the
+Numba version, so an edited or upgraded core never loads a stale cache (Numba's own
+index would only see the edited file, not the kernels that inline it), and an
+install in a read-only site-packages still caches.
+
+:func:`available` tells whether Numba is installed; :func:`resolve_core` turns the
+``core`` argument of the env and the batched samplers into ``"compiled"`` or
+``"reference"``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+CORES = ("reference", "compiled")
+_MODULES = ("layout", "rng", "searches", "rules", "play", "encode")
+
+
+def available() -> bool:
+    """Whether Numba is installed (the compiled core needs it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def resolve_core(core) -> str:
+    """``"compiled"`` or ``"reference"`` for a ``core`` argument: None or ``"auto"`` picks the
+    compiled core when Numba is installed; ``"compiled"`` without Numba is a ``ValueError``."""
+    if core is None or core == "auto":
+        return "compiled" if available() else "reference"
+    if core not in CORES:
+        raise ValueError(f"core must be 'reference', 'compiled' or 'auto', got {core!r}")
+    if core == "compiled" and not available():
+        raise ValueError("core 'compiled' needs Numba (pip install numba); core 'reference' needs nothing")
+    return core
+
+
+def cache_dir() -> Path:
+    """Where the compiled kernels are cached (see the module docstring)."""
+    import numba
+
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(numba.__version__.encode())
+    for name in _MODULES:
+        h.update((here / f"{name}.py").read_bytes())
+    digest = h.hexdigest()[:16]
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    if base:
+        return Path(base) / f"handfoot-{digest}"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "handfoot" / f"numba-{digest}"
+
+
+_CACHE_DIR: list = []
+
+
+def kernel(fn=None, **options):
+    """``numba.njit(cache=True, **options)`` caching in :func:`cache_dir` (Numba reads its cache
+    folder when a function is decorated; the global setting is restored right after)."""
+    from numba import njit
+    from numba.core import config
+
+    def wrap(f):
+        if not _CACHE_DIR:
+            _CACHE_DIR.append(str(cache_dir()))
+        saved = config.CACHE_DIR
+        config.CACHE_DIR = _CACHE_DIR[0]
+        try:
+            return njit(cache=True, **options)(f)
+        finally:
+            config.CACHE_DIR = saved
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def load():
+    """The compiled core's Python side: :mod:`.game` (``CompiledGame``, ``CoreBatch``, ``state_row``,
+    ``game_from_row``).  The kernels compile, or load from the cache, at their first call."""
+    from . import game
+    return game

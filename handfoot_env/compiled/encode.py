@@ -1,0 +1,188 @@
+"""Observations and masks of the compiled core, and the batch kernels.
+
+:func:`observe_into` writes the vector of :func:`handfoot_env.observation.encode_observation`
+(same layout, same float32 values) for one seat; :func:`step_batch` plays one action in
+each game of a batch and writes the next observation and mask of the player to act, in one
+call for the whole batch.
+"""
+from __future__ import annotations
+
+import numpy as np
+from . import kernel
+
+from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED, INCOMPLETE, MELDS,
+                     MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_CB, R_DB, R_GC,
+                     R_GD, R_GW, R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
+                     SCORES, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
+from .play import apply_legal
+from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_at, hand_size,
+                    legal_into, pickup_ok)
+
+
+@kernel
+def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
+    """The observation of ``seat`` into ``obs`` (float32).  ``takeable_known``: ``takeable`` is whether
+    PICKUP is legal now (saves the pickup search when the legal list is at hand)."""
+    n, nt = R[R_N], R[R_T]
+    team = seat % nt
+    h = hand_at(seat)
+    pos = 0
+    for k in range(NK):
+        obs[pos + k] = s[h + k]
+    pos += NK
+    obs[pos] = s[FOOTUP + seat]
+    obs[pos + 1] = s[PLAYED + seat]
+    pos += 2
+    for o in range(1, n):
+        q = (seat + o) % n
+        obs[pos] = hand_size(s, q)
+        obs[pos + 1] = s[FOOTUP + q]
+        obs[pos + 2] = s[PLAYED + q]
+        pos += 3
+    for o in range(nt):
+        t = (team + o) % nt
+        m = MELDS + 36 * t
+        for i in range(36):
+            obs[pos + i] = s[m + i]
+        pos += 36
+        obs[pos], obs[pos + 1], obs[pos + 2] = s[BC + 3 * t], s[BC + 3 * t + 1], s[BC + 3 * t + 2]
+        obs[pos + 3] = s[RED3S + t]
+        obs[pos + 4] = s[OPENED + t]
+        pos += 5
+    nd = s[DISC_LEN]
+    for k in range(NK):
+        obs[pos + k] = 0.0
+    top = s[DISC + nd - 1] if nd else -1
+    if nd:
+        obs[pos + top] = 1.0
+    pos += NK
+    obs[pos] = nd
+    obs[pos + 1] = 1.0 if (nd == 0 or top == RED3 or top == BLACK3) else 0.0
+    phase = s[PHASE]
+    mine = s[CURRENT] == seat and phase != GAME_OVER
+    tk = False
+    if mine and phase == DRAW_PHASE:
+        if takeable_known:
+            tk = takeable
+        else:
+            tk = s[h + RED3] == 0 and nd > 0 and pickup_ok(s, R, seat, ro, wo)
+    obs[pos + 2] = 1.0 if tk else 0.0
+    take = R[R_TAKE]
+    obs[pos + 3] = nd if (take == 0 or nd < take) else take
+    pos += 4
+    for k in range(NK):
+        obs[pos + k] = 0.0
+    for i in range(nd):
+        obs[pos + s[DISC + i]] += 1.0
+    pos += NK
+    obs[pos] = s[STOCK_LEN]
+    obs[pos + 1] = s[ROUND]
+    obs[pos + 2] = s[MINIMUM] / 100.0
+    obs[pos + 3] = s[NRS] / R[R_ROUNDS]
+    pos += 4
+    for o in range(nt):
+        t = (team + o) % nt
+        b = BC + 3 * t
+        pts = (s[MVAL + t] + s[b] * R[R_CB] + s[b + 1] * R[R_DB] + s[b + 2] * R[R_WB] + s[RED3S + t] * R[R_R3B])
+        obs[pos] = s[SCORES + t] / 1000.0
+        obs[pos + 1] = pts / 1000.0
+        pos += 2
+    for i in range(4):
+        obs[pos + i] = 1.0 if i == phase else 0.0
+    pos += 4
+    tp = s[TURN]
+    obs[pos] = 1.0 if (mine and phase != ANSWER_PHASE) else 0.0
+    obs[pos + 1] = 1.0 if (mine and phase == ANSWER_PHASE) else 0.0
+    obs[pos + 2] = ((tp - seat) % n) / n
+    pos += 3
+    own_turn = tp % nt == team
+    if own_turn and not s[OPENED + team]:
+        pend = 0
+        anyp = False
+        for k in range(NK):
+            pend += s[PEND + k]
+            if s[PROV + k]:
+                anyp = True
+        obs[pos] = s[PROV_VALUE] / 100.0
+        obs[pos + 1] = 1.0 if s[FORCED] else 0.0
+        obs[pos + 2] = pend
+        obs[pos + 3] = 1.0 if s[INCOMPLETE] >= 0 else 0.0
+        obs[pos + 4] = 1.0 if (s[CANCELS] < 1 and anyp) else 0.0
+    else:
+        obs[pos] = obs[pos + 1] = obs[pos + 2] = obs[pos + 4] = 0.0
+        obs[pos + 3] = 1.0 if (own_turn and s[INCOMPLETE] >= 0) else 0.0
+    pos += 5
+    obs[pos] = 1.0 if phase == ANSWER_PHASE else 0.0
+    obs[pos + 1] = s[ASKED]
+    obs[pos + 2] = 1.0 if s[PERM] == 1 else 0.0
+    obs[pos + 3] = 1.0 if s[PERM] == 0 else 0.0
+    b = BC + 3 * team
+    obs[pos + 4] = max(R[R_GC] - s[b], 0)
+    obs[pos + 5] = max(R[R_GD] - s[b + 1], 0)
+    obs[pos + 6] = max(R[R_GW] - s[b + 2], 0)
+    ok = 1.0
+    if R[R_PIF]:
+        for i in range(R[R_NTM + seat]):
+            if not s[PLAYED + R[R_TM + MAXP * seat + i]]:
+                ok = 0.0
+                break
+    obs[pos + 7] = ok
+    return pos + 8
+
+
+@kernel
+def observe_acting(s, R, obs, mask, legal, ro, wo):
+    """Observation and mask of the player to act (all-zero mask when the game is over); returns the
+    number of legal actions, listed in ``legal``."""
+    cnt = legal_into(s, R, legal, ro, wo)
+    mask[:] = 0
+    takeable = False
+    for i in range(cnt):
+        mask[legal[i]] = 1
+        if legal[i] == 1:
+            takeable = True
+    observe_into(s, R, s[CURRENT], obs, True, takeable, ro, wo)
+    return cnt
+
+
+@kernel
+def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
+    """For each game g with ``actions[g] >= 0``: check the action against ``mask[g]`` (the mask
+    written by the previous call), apply it, then write the new observation, mask, legal
+    count and legal ids (``legal_ids[g, :counts[g]]``) of the player to act; with
+    ``actions[g] == -1`` only write them; with ``actions[g] < -1`` leave game g alone.  Returns the
+    number of games whose action was not legal (they are left unchanged, ``counts[g]`` set
+    to -1)."""
+    legal = np.empty(mask.shape[1], dtype=np.int64)
+    bad = 0
+    for g in range(S.shape[0]):
+        a = actions[g]
+        if a < -1:
+            continue
+        s = S[g]
+        if a >= 0:
+            if a >= mask.shape[1] or not mask[g, a] or s[OVER]:
+                counts[g] = -1
+                bad += 1
+                continue
+            apply_legal(s, R, a, ro, wo)
+        c = observe_acting(s, R, obs[g], mask[g], legal, ro, wo)
+        counts[g] = c
+        for i in range(c):
+            legal_ids[g, i] = legal[i]
+    return bad
+
+
+@kernel
+def observe_seat(s, R, seat, obs, mask, legal, ro, wo):
+    """Observation of any ``seat`` and its mask (zero unless it is to act); returns the legal count."""
+    mask[:] = 0
+    if s[CURRENT] == seat and s[PHASE] != GAME_OVER:
+        return observe_acting(s, R, obs, mask, legal, ro, wo)
+    observe_into(s, R, seat, obs, False, False, ro, wo)
+    return 0
+
+
+@kernel
+def action_count(s):
+    return s[ACOUNT]

@@ -1,0 +1,85 @@
+"""The flat state of the compiled core: one int64 row per game, fixed offsets.
+
+Every game of a batch is one row of an ``int64`` matrix ``S``; the offsets below
+are compile-time constants (sized for the largest table the rule limits allow:
+8 players, 8 teams, 12 decks, 20 rounds), so the kernels index a row directly.
+The rule fields are one ``int64`` vector ``R`` (offsets ``R_*``).  Cards are the
+15 kinds of :mod:`handfoot_env.cards`; the stock and the pile are kind lists
+(top of the stock last, as in :class:`handfoot_env.engine.Game`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..actions import DISCARD_ACTION, MELD_SPECS
+from ..cards import NUM_KINDS, PER_DECK, VALUES
+from ..config import LIMITS, MAX_ROUNDS, RuleConfig
+
+MAXP = LIMITS["players"][1]
+MAXT = LIMITS["teams"][1]
+MAXC = sum(PER_DECK) * LIMITS["decks"][1]
+MAXRD = MAX_ROUNDS + 2                 # rounds, the extra round, and the round seeds' spare
+MAXB = MAXC // 7 + 1                   # books of one team
+MAXW = (PER_DECK[11] + PER_DECK[12]) * LIMITS["decks"][1]   # wild cards in the largest shoe
+
+# scalars
+(ROUND, DEALER, MINIMUM, CURRENT, TURN, PHASE, ASKED, PERM, CANCELS, RACTIONS, WENT_OUT, OVER, WINNER, EXTRA,
+ ACOUNT, PROV_VALUE, FORCED, F_S, F_N, F_T, F_J, INCOMPLETE, STOCK_LEN, DISC_LEN, NRS, SEED, NEED_DEAL) = range(27)
+RSEEDS = 32                            # MAXRD round seeds
+HANDS = RSEEDS + MAXRD                 # per player 15 counts
+FEET = HANDS + MAXP * NUM_KINDS        # per player 15 counts (zero once picked up)
+FOOTUP = FEET + MAXP * NUM_KINDS       # per player: foot picked up
+PLAYED = FOOTUP + MAXP                 # per player: played from the foot
+RED3S = PLAYED + MAXP                  # per team
+OPENED = RED3S + MAXT
+MVAL = OPENED + MAXT                   # card values on the table (melds and books)
+BC = MVAL + MAXT                       # per team: clean, dirty, wild books
+MELDS = BC + 3 * MAXT                  # per team, per slot: naturals, twos, jokers
+NBOOKS = MELDS + 36 * MAXT
+BOOKS = NBOOKS + MAXT                  # per team MAXB books, each slot*512 + n*64 + t*8 + j
+PROV = BOOKS + MAXB * MAXT             # 16 (15 used)
+PEND = PROV + 16
+SCORES = PEND + 16
+RSC = SCORES + MAXT                    # round scores: MAXRD x MAXT
+STOCK = RSC + MAXRD * MAXT
+DISC = STOCK + MAXC
+RDET = DISC + MAXC                     # round details: round, went out, actions, 8 items per team
+RDET_W = 3 + 8 * MAXT
+WIDTH = RDET + MAXRD * RDET_W
+
+# rule vector
+(R_N, R_T, R_DECKS, R_HAND, R_FOOT, R_ROUNDS, R_DOUBLE, R_WM, R_CB, R_DB, R_WB, R_R3B, R_R3L, R_GOB, R_GC, R_GD,
+ R_GW, R_ASK, R_PIF, R_TAKE, R_EXTRA, R_TOTAL) = range(22)
+R_MIN = 32                             # minimums, one per round
+R_TM = R_MIN + MAX_ROUNDS              # teammates of each player, in turn order (MAXP each)
+R_NTM = R_TM + MAXP * MAXP
+R_LEN = R_NTM + MAXP
+
+# constant tables
+VALS = np.asarray(VALUES, dtype=np.int64)
+SPECS = np.asarray(MELD_SPECS, dtype=np.int64)
+DISC_ACT = np.asarray(DISCARD_ACTION, dtype=np.int64)
+DECK1 = np.asarray(PER_DECK, dtype=np.int64)
+
+
+def rule_vector(rules: RuleConfig) -> np.ndarray:
+    """The ``R`` vector of a rule config."""
+    r = rules
+    v = np.zeros(R_LEN, dtype=np.int64)
+    v[R_N], v[R_T], v[R_DECKS], v[R_HAND], v[R_FOOT] = r.players, r.teams, r.decks, r.hand_size, r.foot_size
+    v[R_ROUNDS] = r.rounds
+    v[R_DOUBLE] = r.wild_limit == "double"
+    v[R_WM] = r.wild_melds
+    v[R_CB], v[R_DB], v[R_WB] = r.clean_book, r.dirty_book, r.wild_book
+    v[R_R3B], v[R_R3L], v[R_GOB] = r.red_three_bonus, r.red_three_left, r.go_out_bonus
+    v[R_GC], v[R_GD], v[R_GW] = r.go_out_clean, r.go_out_dirty, r.go_out_wild
+    v[R_ASK], v[R_PIF] = r.ask_partner, r.partner_in_foot
+    v[R_TAKE] = 0 if r.pile_take == "all" else int(r.pile_take)
+    v[R_EXTRA] = r.tie_break == "extra_round"
+    v[R_TOTAL] = r.total_cards
+    v[R_MIN:R_MIN + r.rounds] = r.minimums
+    for p in range(r.players):
+        mates = r.teammates(p)
+        v[R_NTM + p] = len(mates)
+        v[R_TM + MAXP * p:R_TM + MAXP * p + len(mates)] = mates
+    return v

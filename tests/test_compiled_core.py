@@ -1,0 +1,138 @@
+"""The compiled core against the reference engine (docs/compiled_core.md).
+
+Same deals, same actions on both; at every step the legal action lists, the acting seat's
+observation and mask, and the whole game state (every field, written into the compiled
+core's row layout by ``state_row``) must be equal; at env level also the rewards.  The long
+version is ``python -m tests.soak --compare`` (docs/compiled_core.md records its last run).
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from handfoot_env import handfoot_v0
+from handfoot_env.compiled import available, resolve_core
+
+from handfoot_env.config import PRESETS, load_rules
+from handfoot_env.engine import Game, IllegalActionError
+
+from .soak import compare_engine_game, compare_game
+
+pytestmark = pytest.mark.skipif(not available(), reason="the compiled core needs Numba")
+if available():
+    from handfoot_env.compiled import load
+    load()
+    from handfoot_env.compiled import rng as crng
+    from handfoot_env.compiled.game import CompiledGame, CoreBatch, state_row
+
+#: rule sets that move every rule field away from the presets
+VARIANTS = {
+    "take_all_majority": dict(pile_take="all", wild_limit="majority"),
+    "no_wild_melds": dict(wild_melds=False, go_out_wild=0, go_out_clean=1, go_out_dirty=1),
+    "no_asking_extra_round": dict(ask_partner=False, partner_in_foot=False, tie_break="extra_round",
+                                  minimums=[0, 0]),
+    "small_shoe": dict(decks=2, hand_size=7, foot_size=7, minimums=[50, 120], pile_take=3),
+    "scores": dict(clean_book=-50, dirty_book=700, wild_book=0, red_three_bonus=-300, red_three_left=250,
+                   go_out_bonus=-20, go_out_clean=0, go_out_dirty=0, go_out_wild=0),
+    "two_players": dict(players=2, teams=2, decks=2, minimums=[50]),
+    "eight_in_four_teams": dict(players=8, teams=4, decks=8, hand_size=9, foot_size=9, minimums=[90, 50, 150]),
+}
+
+
+def _play_compare(rules, seed: int, specs=("random",)) -> int:
+    return compare_engine_game(rules, seed, random.Random(seed), specs)
+
+
+def test_the_random_generator_is_pythons_draw_for_draw():
+    for seed in (0, 1, 2 ** 31 - 1, 2 ** 32, 2 ** 45 + 11, 2 ** 62 + 5, 2 ** 63 - 1):
+        st, r = crng.seeded(seed), random.Random(seed)
+        assert [crng.randbelow(st, 2 ** 62) for _ in range(6)] == [r.randrange(2 ** 62) for _ in range(6)]
+        assert [crng.randbelow(st, n) for n in (1, 2, 3, 7, 100, 271)] == [r.randrange(n) for n in
+                                                                          (1, 2, 3, 7, 100, 271)]
+        a, b = np.arange(300, dtype=np.int64), list(range(300))
+        crng.shuffle(st, a, 0, 300)
+        r.shuffle(b)
+        assert a.tolist() == b
+
+
+@pytest.mark.parametrize("chunk", range(6))
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_every_preset_plays_the_same_games_on_both_cores(preset, chunk):
+    """Random play and the heuristics: 25 whole games per chunk, 150 per preset."""
+    steps = 0
+    for i in range(25):
+        seed = 1000 * chunk + 17 * i + len(preset)
+        specs = ("random",) if i % 2 else ("random", "greedy", "strategic")
+        steps += _play_compare(preset, seed, specs)
+    assert steps > 5000
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_every_rule_field_plays_the_same_games_on_both_cores(name):
+    rules = load_rules("pagat", **VARIANTS[name])
+    for i in range(6):
+        _play_compare(rules, 31 * i + 5, ("random", "greedy", "strategic") if i % 2 else ("random",))
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_the_env_on_both_cores_gives_the_same_rewards_and_observations(preset):
+    for seed in (3, 4):
+        assert compare_game(preset, seed, random.Random(seed)) > 100
+    assert compare_game(preset, 9, random.Random(9), episode="round", reward="game_win") > 10
+
+
+def test_stacked_shoe_round_and_scores_reset_like_the_reference():
+    shoe = ["K", "K", "3R", "JK", "2", "A"]
+    g = Game("pagat")
+    g.reset(seed=8, shoe=shoe, round=3, scores=[120, -40])
+    c = CompiledGame("pagat")
+    c.reset(seed=8, shoe=shoe, round=3, scores=[120, -40])
+    assert np.array_equal(state_row(g), c._row)
+    assert c.state_dict() == g.state_dict()
+    with pytest.raises(ValueError, match="round must be"):
+        c.reset(seed=1, round=9)
+    with pytest.raises(ValueError, match="shoe card"):
+        c.reset(seed=1, shoe=["JK"] * 20)
+
+
+def test_compiled_game_names_the_reason_of_an_illegal_action_and_keeps_its_state():
+    c = CompiledGame("pagat")
+    c.reset(seed=2)
+    before = c._row.copy()
+    with pytest.raises(IllegalActionError, match="discard"):
+        c.step_name("discard:K")
+    assert np.array_equal(before, c._row)
+
+
+def test_an_edit_of_a_compiled_games_state_is_written_back_into_its_row():
+    g, c = Game("pagat"), CompiledGame("pagat")
+    g.reset(seed=4)
+    c.reset(seed=4)
+    for game in (g, c):
+        game.step_name("draw")
+        game.hands[game.current][0] += 3          # three more 4s
+        game.discard = [5, 5]
+    assert c.legal_actions() == g.legal_actions()
+    assert np.array_equal(state_row(g), c._row)
+
+
+def test_a_batch_rejects_an_action_outside_the_mask_and_leaves_the_game_alone():
+    b = CoreBatch("pagat", 3)
+    b.reset([1, 2, 3])
+    before = b.S.copy()
+    acts = np.array([b.legal_ids[0, 0], 400, -2])
+    assert b.step(acts) == 1
+    assert b.counts[1] == -1 and np.array_equal(before[1], b.S[1]) and np.array_equal(before[2], b.S[2])
+    assert not np.array_equal(before[0], b.S[0])
+
+
+def test_core_names_resolve():
+    assert resolve_core("reference") == "reference"
+    assert resolve_core(None) == "compiled" == resolve_core("auto")
+    with pytest.raises(ValueError, match="core must be"):
+        resolve_core("fast")
+    env = handfoot_v0.env(core="reference")
+    assert env.unwrapped.core == "reference" and type(env.unwrapped.game) is Game
+    assert handfoot_v0.env().unwrapped.core == "compiled"
