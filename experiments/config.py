@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import difflib
 import functools
 import inspect
 import json
@@ -172,24 +173,38 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     raise ConfigError(f"{where}: expected {_type_name(tp)}, got {value!r}")
 
 
+def unknown_field_message(key: str, known: Any, prefix: str = "") -> str:
+    """``unknown field 'total_timestep'; did you mean 'total_timesteps'? (known fields: ...)``."""
+    known = list(known)
+    near = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
+    hint = f"; did you mean '{prefix}{near[0]}'?" if near else ""
+    return f"unknown field '{prefix}{key}'{hint} (known fields: {', '.join(known)})"
+
+
 def _from_dict(cls: Any, data: Dict[str, Any], prefix: str = "") -> Any:
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     kwargs = {}
     for key, value in data.items():
         if key not in names:
-            raise ConfigError(f"unknown field '{prefix}{key}' (known fields: {', '.join(names)})")
+            raise ConfigError(unknown_field_message(key, names, prefix))
         kwargs[key] = _convert(hints[key], value, prefix + key)
     return cls(**kwargs)
 
 
-def config_from_dict(cls: Any, data: Optional[Dict[str, Any]]) -> Any:
-    """A validated ``cls`` (a config dataclass) from a mapping; :class:`ConfigError` names any bad field."""
+def config_from_dict(cls: Any, data: Optional[Dict[str, Any]], source: Optional[str] = None) -> Any:
+    """A validated ``cls`` (a config dataclass) from a mapping; :class:`ConfigError` names any bad field
+    (and ``source``, the file the mapping came from, before an unknown field)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"the config must be a mapping of fields, got {type(data).__name__}")
-    cfg = _from_dict(cls, data)
+    try:
+        cfg = _from_dict(cls, data)
+    except ConfigError as e:
+        if source and str(e).startswith("unknown field"):
+            raise ConfigError(f"{source}: {e}") from None
+        raise
     if hasattr(cfg, "validate"):
         cfg.validate()
     return cfg

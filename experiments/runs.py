@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import yaml
@@ -52,17 +52,45 @@ def git_commit() -> Optional[str]:
 
 def make_run_folder(cfg: Any) -> Path:
     """A new folder ``cfg.run_dir/NAME`` (``cfg.run_name``, else ``NAME-sSEED``; a time suffix if it exists)."""
-    base = Path(cfg.run_dir)
-    name = cfg.run_name or f"{cfg.name}-s{cfg.seed}"
-    run = base / name
-    if run.exists():
-        run = base / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        i = 1
-        while run.exists():
-            run = base / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}-{i}"
-            i += 1
+    run = fresh_path(Path(cfg.run_dir) / (cfg.run_name or f"{cfg.name}-s{cfg.seed}"))
     run.mkdir(parents=True)
     return run
+
+
+def fresh_path(path: Path) -> Path:
+    """``path`` if nothing is there, else ``path-YYYYmmdd-HHMMSS`` (then ``-1``, ``-2``, ...) that is free."""
+    if not path.exists():
+        return path
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    run, i = path.with_name(f"{path.name}-{stamp}"), 1
+    while run.exists():
+        run, i = path.with_name(f"{path.name}-{stamp}-{i}"), i + 1
+    return run
+
+
+def results_folder(path: Union[str, Path], explicit: bool, flag: str = "--out",
+                   own: Sequence[Union[str, Path]] = ()) -> Path:
+    """The folder a command writes its results into, created now; never one that holds results already.
+
+    The one output-folder rule of every command (``train``, ``experiment``, ``evaluate``,
+    ``leaderboard``, ``exploit``, ``bench``): a folder named on the command line (``explicit``) must
+    be new or empty, else :class:`ConfigError`; a default folder (the command's or its config's)
+    gets a time suffix when it is taken. ``own``: files the command reads that may lie in a named
+    folder all the same (the config file of the run, as a sweep's trial folder holds it).
+    """
+    p = Path(path)
+    if not explicit:
+        p = fresh_path(p)
+    elif p.exists() and not p.is_dir():
+        raise ConfigError(f"{flag} {path}: is not a folder")
+    elif p.exists() and any(x.resolve() not in {Path(o).resolve() for o in own} for x in p.iterdir()):
+        raise ConfigError(f"{flag} {path}: the folder is not empty; name a new or empty folder (results are never "
+                          f"overwritten), or leave out {flag} for a fresh one")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{flag} {path}: cannot create the folder: {e.strerror or e}") from None
+    return p
 
 
 def write_json(path: Path, data: Any) -> None:

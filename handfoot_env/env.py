@@ -91,7 +91,7 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
 from .compiled import load as load_compiled, resolve_core
-from .config import RulesLike
+from .config import MAX_SEED, RulesLike
 from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
 from .observation import encode_observation, encode_state, mask_of, observation_size, state_size
@@ -164,7 +164,8 @@ class raw_env(AECEnv):
         options = dict(options or {})
         # other keys are ignored: PettingZoo's api_test passes arbitrary options
         if seed is None:
-            seed = self._seed + 1 if self._seed is not None else None
+            # the next deal; after the largest seed, 0 again
+            seed = (self._seed + 1) % (MAX_SEED + 1) if self._seed is not None else None
         self.game.reset(seed=seed, shoe=options.get("shoe"), round=options.get("round", 1),
                         scores=options.get("scores"))
         self._seed = self.game.seed

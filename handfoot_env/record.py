@@ -231,6 +231,9 @@ def new_game(record: Mapping[str, Any]) -> Game:
     except RuleConfigError as e:
         raise RecordError(f"record rules: {e}") from None
     g = Game(rules)
+    players = rec.get("players")
+    if players is not None and len(players) != g.n:     # as make_record refuses it
+        raise RecordError(f"players: {len(players)} labels for {g.n} seats")
     opts = rec["options"]
     try:
         g.reset(seed=rec["seed"], shoe=opts.get("shoe"), round=opts.get("round") or 1, scores=opts.get("scores"))

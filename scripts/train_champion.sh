@@ -36,9 +36,9 @@ cp -r "$BASE/run.json" "$BASE/config.yaml" "$BASE/metrics.jsonl" "$BASE/best" "$
     --set total_timesteps=55000000
 
 for ck in "$RUN"/checkpoints/step_* "$RUN/final"; do
-    "$H" evaluate --agents "policy:$ck" strategic --games 300 --seed 1000003 --workers 2 \
+    "$H" evaluate --agents "policy:$ck" strategic --deals 300 --seed 1000003 --workers 2 \
         --no-progress --no-plots --out "runs/eval/champion-validation-$(basename "$ck")"
 done
-"$H" evaluate --agents "policy:$RUN/final" random greedy strategic --games 300 --seed 2000003 \
+"$H" evaluate --agents "policy:$RUN/final" random greedy strategic --deals 300 --seed 2000003 \
     --workers 2 --no-progress --out runs/eval/champion-test
 "${PYTHON:-python}" scripts/ship_champion.py "$RUN" --checkpoint final

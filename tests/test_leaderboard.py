@@ -133,8 +133,11 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     f.write_text("x")
     assert main(["leaderboard", "--games", "1", "--out", str(f)]) == 2
     assert "is not a folder" in capsys.readouterr().err
-    assert main(["leaderboard", "--games", "1", "--out", str(tmp_path / "a" / "b")]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "leaderboard.md").write_text("a curated board")
+    assert main(["leaderboard", "--games", "1", "--out", str(tmp_path / "full")]) == 2
+    assert "the folder is not empty" in capsys.readouterr().err
+    assert (tmp_path / "full" / "leaderboard.md").read_text() == "a curated board"
 
 
 def test_shipped_page_records_its_command():

@@ -84,7 +84,8 @@ from experiments.bench.config import (
 from experiments.bench.reference import _version, bench_openspiel, bench_openspiel_rl, bench_rlcard
 from experiments.bench.report import _growth, _targets, print_results, save
 from experiments.bench.timing import _Clock, _GameRunner, _rates
-from experiments.config import CommandParser
+from experiments.config import CommandParser, ConfigError
+from experiments.runs import results_folder
 from experiments.config import command
 from experiments.config import seed_arg
 from experiments.bench.training import bench_train, train_targets
@@ -516,7 +517,8 @@ def _parser() -> argparse.ArgumentParser:
                                             "(random legal play), next to OpenSpiel gin_rummy and RLCard gin-rummy.")
     p.add_argument("config", nargs="?", help="bench YAML (configs/bench/*.yaml); default configs/bench/default.yaml")
     p.add_argument("--quick", action="store_true", help="tiny budgets (seconds, not minutes; for tests and CI)")
-    p.add_argument("--out", help="folder for bench.json and bench.md (default runs/bench)")
+    p.add_argument("--out", help="a new or empty folder for bench.json and bench.md (default: the config's 'out', "
+                                 "runs/bench; with a time suffix if it exists)")
     p.add_argument("--seconds", type=float, help="time budget per row")
     p.add_argument("--games", type=int, help="games per row (instead of a time budget)")
     p.add_argument("--interleave", type=int, help="timed round-robin slices per row (default 5)")
@@ -547,7 +549,8 @@ def bench_main(argv: Optional[List[str]] = None) -> int:
         if args.presets:
             over["presets"] = [x.strip() for x in args.presets.split(",") if x.strip()]
         cfg = validate(_merge(cfg, over, "flags"))
-    except BenchConfigError as e:
+        cfg["out"] = str(results_folder(cfg["out"], explicit=args.out is not None))
+    except (BenchConfigError, ConfigError) as e:
         print(f"handfoot bench: error: {e}", file=sys.stderr)
         return 2
     cfg["argv"] = argv

@@ -10,9 +10,10 @@ import json
 import sys
 from typing import List, Optional
 
-from experiments.evaluation.harness import EvalConfig, EvalConfigError, load_config, run_evaluation
+from experiments.evaluation.harness import EvalConfig, EvalConfigError, default_out, load_config, run_evaluation
 from experiments.evaluation.report import print_results
-from experiments.config import CommandParser
+from experiments.config import CommandParser, ConfigError
+from experiments.runs import results_folder
 from experiments.config import command
 from experiments.config import seed_arg
 
@@ -25,11 +26,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("config", nargs="?", help="evaluation YAML (configs/eval/*.yaml); flags override its fields")
     p.add_argument("--agents", nargs="+", metavar="SPEC",
                    help="agent specs: random, greedy, strategic, champion, policy:PATH, py:package.module:ClassName")
-    p.add_argument("--games", type=int, help="duplicate deals per pairing (each is two games); default 100")
+    p.add_argument("--deals", "--games", dest="games", type=int, metavar="N",
+                   help="duplicate deals per pairing, each played twice with the seats swapped (2N games); "
+                        "default 100 (--games is the old name of this flag)")
     p.add_argument("--seed", type=seed_arg, help="match seed (default 0)")
     p.add_argument("--workers", help="worker processes, or 'auto' for one per core (default 1)")
     p.add_argument("--rules", help="rules preset or YAML file (default pagat)")
-    p.add_argument("--out", help="run folder (default runs/eval/<agents>-seed<seed>)")
+    p.add_argument("--out", help="a new or empty run folder (default: the config's 'out', else "
+                                 "runs/eval/<agents>-seed<seed>; with a time suffix if it exists)")
     p.add_argument("--records", action="store_true", default=None, help="save a JSON record of every game")
     p.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -80,7 +84,9 @@ def evaluate_main(argv: Optional[List[str]] = None) -> int:
         if not cfg.agents:
             return fail("no agents: give a config file or --agents A B [C ...]")
         cfg.validate()
-    except EvalConfigError as e:
+        cfg.out = str(results_folder(cfg.out or default_out(cfg), explicit=args.out is not None,
+                                     own=[args.config] if args.config else []))
+    except (EvalConfigError, ConfigError) as e:
         return fail(str(e))
     runner = None
     if args.ray is not None:

@@ -71,6 +71,7 @@ from experiments.evaluation.report import _plots, _write_csv
 from experiments.evaluation.stats import bradley_terry_elo, pair_stats, win_rate_ci
 from experiments.processes import sigint_ignored, worker_init
 from handfoot_env.actions import ACTION_NAMES, PICKUP
+from experiments.config import unknown_field_message
 from handfoot_env.config import RuleConfig, RuleConfigError, load_rules, read_yaml
 from handfoot_env.engine import Game, max_actions_per_game
 from handfoot_env.observation import action_mask, encode_observation
@@ -127,8 +128,8 @@ class EvalConfig:
             if isinstance(v, bool) or not isinstance(v, int):
                 raise EvalConfigError(f"'{name}' must be an integer, got {v!r}")
         if not 1 <= self.games <= MAX_DEALS:
-            raise EvalConfigError(f"'games' (duplicate deals per pairing) must be between 1 and {MAX_DEALS:,}, "
-                                  f"got {self.games}")
+            raise EvalConfigError(f"'deals' (or 'games': duplicate deals per pairing) must be between 1 and "
+                                  f"{MAX_DEALS:,}, got {self.games}")
         if len(self.agents) > MAX_AGENTS:
             raise EvalConfigError(f"'agents': at most {MAX_AGENTS} agents in one evaluation, got {len(self.agents)}")
         try:
@@ -169,10 +170,15 @@ def load_config(path: Union[str, Path]) -> EvalConfig:
         data = {}
     if not isinstance(data, dict):
         raise EvalConfigError(f"{p}: expected a mapping of config fields, got {type(data).__name__}")
+    if "deals" in data:                     # the field's plain name; 'games' is its old one
+        if "games" in data:
+            raise EvalConfigError(f"{p}: 'deals' and 'games' name the same field (duplicate deals per pairing); "
+                                  "keep 'deals'")
+        data["games"] = data.pop("deals")
     known = {f.name for f in fields(EvalConfig)}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise EvalConfigError(f"{p}: unknown field {unknown[0]!r}; known fields: {', '.join(sorted(known))}")
+        raise EvalConfigError(f"{p}: {unknown_field_message(unknown[0], sorted(known | {'deals'} - {'games'}))}")
     if data.get("workers") == 0 and not isinstance(data.get("workers"), bool):
         raise EvalConfigError(f"{p}: 'workers' must be a positive integer or 'auto' (one per core), got 0")
     cfg = EvalConfig(**data)

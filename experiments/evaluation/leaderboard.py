@@ -3,17 +3,17 @@
 
 Usage::
 
-    handfoot leaderboard                                   # docs/leaderboard.md, .png, .json
-    handfoot leaderboard --games 200 --workers auto
+    handfoot leaderboard                                   # runs/leaderboard/leaderboard.md, .png, .json
+    handfoot leaderboard --deals 200 --workers auto
     handfoot leaderboard --agents policy:runs/ppo/final py:my_pkg.agents:MyAgent --out runs/board
 
-Every pair of agents plays the same ``--games`` duplicate deals (each deal twice, seats swapped;
+Every pair of agents plays the same ``--deals`` duplicate deals (each deal twice, seats swapped;
 :mod:`experiments.evaluation.harness`).  The page has
 
 * the ratings: Bradley-Terry strengths fitted to all games (:func:`~experiments.evaluation.stats.bradley_terry_elo`)
   on the Elo scale, shifted so that ``random`` is at 1000 (:data:`~experiments.evaluation.stats.ELO_ANCHOR`,
   the anchor of every rating in the project), with a 95% interval from a bootstrap over deals: each
-  bootstrap sample draws ``--games`` deal numbers with replacement, the same numbers for every pair
+  bootstrap sample draws ``--deals`` deal numbers with replacement, the same numbers for every pair
   (the pairs share their deals), refits the ratings and re-anchors them; the interval is the 2.5 and
   97.5 percentiles (``--bootstrap`` samples, seeded by ``--seed``);
 * each agent's win rate against the whole field (95% CI over deals), the win-rate matrix and the
@@ -21,7 +21,8 @@ Every pair of agents plays the same ``--games`` duplicate deals (each deal twice
 * every pairing with its CIs and how often each side went out;
 * the exact command, version, commit, rules and timing.
 
-Files in ``--out`` (default ``docs``): ``leaderboard.md``, ``leaderboard.png`` (ratings with their
+Files in ``--out`` (a new or empty folder; default ``runs/leaderboard``, with a time suffix when it exists,
+:func:`experiments.runs.results_folder`): ``leaderboard.md``, ``leaderboard.png`` (ratings with their
 intervals, and the win-rate matrix) and ``leaderboard.json`` (every number on the page, plus the
 harness's full results).
 """
@@ -37,17 +38,19 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from agents.registry import BUILTIN, make_agent
-from experiments.config import CommandParser, command, output_file_error, seed_arg
+from experiments.config import CommandParser, command, seed_arg
 from experiments.evaluation.harness import EvalConfig, run_evaluation
-from experiments.evaluation.report import _pyplot
+from experiments.evaluation.report import _pyplot, fmt_ci_num, fmt_ci_pct, fmt_pct
 from experiments.evaluation.stats import bradley_terry_elo_batch
 from experiments.evaluation.stats import ELO_ANCHOR
-from experiments.runs import git_commit
+from experiments.runs import git_commit, results_folder
 
 #: the shipped reference agent's spec; on the board whenever the registry knows it
 CHAMPION = "champion"
 ANCHOR = "random"
 FILES = ("leaderboard.md", "leaderboard.png", "leaderboard.json")
+#: where the board goes without ``--out`` (the curated board in docs/ is never the default)
+DEFAULT_OUT = "runs/leaderboard"
 
 
 def champion_available() -> bool:
@@ -120,15 +123,7 @@ def build_board(res: Dict[str, Any], samples: int, seed: int) -> Dict[str, Any]:
 
 # ------------------------------------------------------------------------------------ writing
 def _pct(x: Optional[float]) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
-
-
-def _ci_pct(c: Optional[Sequence[float]]) -> str:
-    return "n/a" if not c else f"[{100 * c[0]:.1f}, {100 * c[1]:.1f}]"
-
-
-def _ci_num(c: Optional[Sequence[float]]) -> str:
-    return "n/a" if not c else f"[{c[0]:.0f}, {c[1]:.0f}]"
+    return "-" if x is None else fmt_pct(x)
 
 
 def _cell(name: str) -> str:
@@ -165,8 +160,8 @@ def render_markdown(board: Dict[str, Any], res: Dict[str, Any], info: Dict[str, 
     ]
     for r, n in enumerate(names, 1):
         ov = board["overall"][n]
-        lines.append(f"| {r} | {_cell(n)} | {board['rating'][n]:.0f} | {_ci_num(board['rating_ci'][n])} | "
-                     f"{_pct(ov['win_rate'])} | {_ci_pct(ov['win_rate_ci'])} |")
+        lines.append(f"| {r} | {_cell(n)} | {board['rating'][n]:.0f} | {fmt_ci_num(board['rating_ci'][n])} | "
+                     f"{_pct(ov['win_rate'])} | {fmt_ci_pct(ov['win_rate_ci'])} |")
     lines += ["", f"Rating method: {board['rating_method']}."]
     perfect = [p for p in res["pairs"] if p["win_rate"] in (0.0, 1.0)]
     if perfect:
@@ -194,9 +189,9 @@ def render_markdown(board: Dict[str, Any], res: Dict[str, Any], info: Dict[str, 
               "B went out / round |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for p in res["pairs"]:
         a, b = p["agents"]
-        lines.append(f"| {_cell(a)} | {_cell(b)} | {p['games']} | {_pct(p['win_rate'])} | {_ci_pct(p['win_rate_ci'])} "
-                     f"| {p['adp']:+.0f} | {_ci_num(p['adp_ci'])} | {_pct(p['per_agent'][a]['going_out_rate'])} | "
-                     f"{_pct(p['per_agent'][b]['going_out_rate'])} |")
+        lines.append(f"| {_cell(a)} | {_cell(b)} | {p['games']} | {_pct(p['win_rate'])} "
+                     f"| {fmt_ci_pct(p['win_rate_ci'])} | {p['adp']:+.0f} | {fmt_ci_num(p['adp_ci'], signed=True)} "
+                     f"| {_pct(p['per_agent'][a]['going_out_rate'])} | {_pct(p['per_agent'][b]['going_out_rate'])} |")
     lines += ["", "Win-rate intervals are t-intervals over per-deal means widened to the Wilson interval (one trial "
               "per deal); ADP intervals are t-intervals over per-deal means (see `experiments/evaluation/harness.py`).",
               ""]
@@ -254,14 +249,17 @@ def _parser() -> CommandParser:
                                   "in duplicate deals; ratings with random = 1000, win-rate and ADP matrices.")
     p.add_argument("--agents", nargs="+", default=[], metavar="SPEC",
                    help="more agents: policy:PATH, rllib:PATH, py:package.module:ClassName or an entry-point name")
-    p.add_argument("--games", type=int, default=100, help="duplicate deals per pair (each is two games); default 100")
+    p.add_argument("--deals", "--games", dest="deals", type=int, default=100, metavar="N",
+                   help="duplicate deals per pair, each played twice with the seats swapped (2N games); default 100 "
+                        "(--games is the old name of this flag)")
     p.add_argument("--seed", type=seed_arg, default=0, help="match and bootstrap seed (default 0)")
     p.add_argument("--workers", default="1", help="worker processes, or 'auto' for one per core (default 1)")
     p.add_argument("--rules", default="pagat", help="rules preset or YAML file (default pagat)")
     p.add_argument("--bootstrap", type=int, default=1000,
                    help="bootstrap resamples for the rating intervals (0: none; default 1000)")
-    p.add_argument("--out", default="docs", metavar="DIR",
-                   help="folder for leaderboard.md, leaderboard.png, leaderboard.json (default docs)")
+    p.add_argument("--out", metavar="DIR",
+                   help="a new or empty folder for leaderboard.md, leaderboard.png, leaderboard.json (default "
+                        f"{DEFAULT_OUT}, with a time suffix if it exists)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -283,33 +281,19 @@ def _workers(text: str) -> int:
     return w
 
 
-def _prepare_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: is not a folder")
-    if not out.exists():
-        parent = out.parent if str(out.parent) else Path(".")
-        if not parent.is_dir():
-            raise ValueError(f"--out {out}: folder {str(parent)!r} does not exist")
-        out.mkdir()
-    for name in FILES:
-        problem = output_file_error(out / name, "--out")
-        if problem:
-            raise ValueError(problem)
-
-
 @command("leaderboard")
 def leaderboard_main(argv: Optional[List[str]] = None) -> int:
     argv = list(argv or [])
     args = _parser().parse_args(argv)
-    if args.games < 1:
-        raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.deals < 1:
+        flag = "--games" if any(a.split("=")[0] == "--games" for a in argv) else "--deals"   # the name typed
+        raise ValueError(f"{flag} must be at least 1, got {args.deals}")
     if not 0 <= args.bootstrap <= 100_000:
         raise ValueError(f"--bootstrap must be between 0 and 100000, got {args.bootstrap}")
-    cfg = EvalConfig(agents=field_specs(args.agents), games=args.games, seed=args.seed, workers=_workers(args.workers),
+    cfg = EvalConfig(agents=field_specs(args.agents), games=args.deals, seed=args.seed, workers=_workers(args.workers),
                      rules=args.rules, plots=False, progress=not args.no_progress)
     cfg.validate()
-    out = Path(args.out)
-    _prepare_out(out)
+    out = results_folder(args.out or DEFAULT_OUT, explicit=args.out is not None)
     commit = _short_commit()        # the code that plays the games
     t0 = time.perf_counter()
     res = run_evaluation(cfg, write=False, keep_deals=True)
@@ -323,7 +307,7 @@ def leaderboard_main(argv: Optional[List[str]] = None) -> int:
     print(f"Leaderboard ({res['deals_per_pair']} duplicate deals per pair; {board['anchor']}):")
     for r, n in enumerate(board["order"], 1):
         c = board["rating_ci"][n]
-        print(f"  {r}. {n:<{width}}  {board['rating'][n]:6.0f}  {_ci_num(c) if c else ''}  "
+        print(f"  {r}. {n:<{width}}  {board['rating'][n]:6.0f}  {fmt_ci_num(c) if c else ''}  "
               f"win rate vs the field {_pct(board['overall'][n]['win_rate'])}")
     print(f"Written {', '.join(str(out / f) for f in FILES)} ({info['elapsed_s']:.0f} s).")
     return 0

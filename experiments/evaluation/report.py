@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 
 def _pyplot():
@@ -15,6 +15,46 @@ def _pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
+
+
+# ------------------------------------------------------------------ one format for every printed figure
+def fmt_pct(x: Optional[float]) -> str:
+    """A rate as a percentage: ``55.7%`` (``n/a`` when there is none)."""
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def fmt_ci_pct(ci: Optional[Sequence[float]]) -> str:
+    """A 95% interval of a rate, the one format of every command and report: ``[55.7%, 91.7%]``."""
+    return "n/a" if not ci else f"[{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]"
+
+
+def fmt_ci_num(ci: Optional[Sequence[float]], signed: bool = False) -> str:
+    """A 95% interval of a number: ``[2612, 2706]``, or ``[+973, +1,843]`` for signed differences (ADP)."""
+    if not ci:
+        return "n/a"
+    f = "{:+,.0f}" if signed else "{:.0f}"
+    return f"[{f.format(ci[0])}, {f.format(ci[1])}]"
+
+
+def eval_line(summary: Dict[str, Any], steps: int, final: bool = False, seconds: Optional[float] = None) -> str:
+    """The line a training run prints after an evaluation: how many deals, win rates with their intervals, Elo.
+
+    ``[eval @ 502,321] 20 duplicate deals (40 games) per opponent: vs strategic 48.0% [26.0%, 70.0%]
+    (ADP -1,301); Elo 2512 (3.1 s)``: with few deals the interval is wide, and the line says so by
+    showing it.
+    """
+    d = summary.get("deals")
+    head = f"[{'final eval' if final else 'eval'} @ {steps:,}]"
+    if d:
+        head += f" {d} duplicate deal{'s' if d != 1 else ''} ({2 * d} games) per opponent:"
+    parts = [f"vs {k} {fmt_pct(v['win_rate'])} {fmt_ci_pct(v.get('win_rate_ci'))} (ADP {v['adp']:+,.0f})"
+             for k, v in summary["per_opponent"].items()]
+    line = f"{head} win rate " + ", ".join(parts)
+    if summary.get("elo") is not None:
+        line += f"; Elo {summary['elo']:.0f}"
+    if seconds is not None:
+        line += f" ({seconds:.1f} s)"
+    return line
 
 
 def _write_csv(path: Path, pair_results: List[Dict[str, Any]]) -> None:
@@ -101,25 +141,22 @@ def print_results(res: Dict[str, Any], file=None) -> None:
     out = file or sys.stdout
     console = Console(file=out, width=None if getattr(out, "isatty", lambda: False)() else 140)
 
-    def pct(x):
-        return f"{100 * x:.1f}%"
-
-    def ci_pct(c):
-        return f"[{100 * c[0]:.1f}, {100 * c[1]:.1f}]" if c else "n/a"
+    pct, ci_pct = fmt_pct, fmt_ci_pct
 
     def ci_num(c):
-        return f"[{c[0]:.0f}, {c[1]:.0f}]" if c else "n/a"
+        return fmt_ci_num(c, signed=True)
 
     rules = res["rules"]
     head = (f"rules: {rules['players']} players, {rules['teams']} teams, {rules['decks']} decks; seed {res['seed']}; "
-            f"{res['deals_per_pair']} duplicate deals per pair")
+            f"{res['deals_per_pair']} duplicate deals per pair ({2 * res['deals_per_pair']} games: each deal twice, "
+            "seats swapped)")
     pairs = [res] if res["mode"] == "duel" else res["pairs"]
     t = Table(title="Duplicate match results" if res["mode"] == "duel" else "Round-robin: pairings")
     for c in ("A", "B", "games", "A win rate", "95% CI", "ADP (A-B)", "95% CI "):
         t.add_column(c, justify="right" if c not in ("A", "B") else "left")
     for pr in pairs:
         a, b = pr["agents"]
-        t.add_row(a, b, str(pr["games"]), pct(pr["win_rate"]), ci_pct(pr["win_rate_ci"]), f"{pr['adp']:.0f}",
+        t.add_row(a, b, str(pr["games"]), pct(pr["win_rate"]), ci_pct(pr["win_rate_ci"]), f"{pr['adp']:+,.0f}",
                   ci_num(pr["adp_ci"]))
     console.print(head)
     console.print(t)
@@ -150,6 +187,35 @@ def print_results(res: Dict[str, Any], file=None) -> None:
                   f"results in {res['out']}")
 
 
+def _eval_deals(run: Path, evals: List[Dict[str, Any]]) -> Optional[int]:
+    """Deals per opponent of the periodic evaluations: from metrics.jsonl, else the run's config.yaml."""
+    d = {r["deals"] for r in evals if r.get("deals")}
+    if len(d) == 1:
+        return d.pop()
+    if d:
+        return None                                # the size changed along the run (e.g. resumed with another)
+    try:
+        import yaml
+        ev = (yaml.safe_load((run / "config.yaml").read_text()) or {}).get("evaluation") or {}
+        return int(ev["deals"]) if ev.get("deals") else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError):
+        return None
+
+
+def curve_caption(run: Path, evals: List[Dict[str, Any]]) -> str:
+    """The evaluation panel's title: what one point is, and that its band is a wide 95% interval."""
+    d = _eval_deals(run, evals)
+    size = f"{d} duplicate deals ({2 * d} games)" if d else "the evaluation's deals"
+    return f"evaluation: each point is {size} per opponent\nshaded: 95% CI (wide: about +-{_half_width(d)})"
+
+
+def _half_width(deals: Optional[int]) -> str:
+    """The half-width of a 95% interval around a 50% win rate over ``deals`` deals (worst case), as text."""
+    if not deals:
+        return "?"
+    return f"{100 * 1.96 * 0.5 / deals ** 0.5:.0f} points"
+
+
 def plot_learning_curve(run: Path) -> Optional[Path]:
     """``learning_curve.png``: evaluation win rates vs timesteps, and the mean episode reward."""
     path = run / "metrics.jsonl"
@@ -162,17 +228,18 @@ def plot_learning_curve(run: Path) -> Optional[Path]:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     keys = sorted({k[len("win_rate_vs_"):] for r in evals for k in r if k.startswith("win_rate_vs_")})
     for k in keys:
-        xs = [r["timesteps"] for r in evals if f"win_rate_vs_{k}" in r]
-        ys = [r[f"win_rate_vs_{k}"] for r in evals if f"win_rate_vs_{k}" in r]
-        lo = [(r.get(f"win_rate_ci_vs_{k}") or [y, y])[0] for r, y in zip(evals, ys)]
-        hi = [(r.get(f"win_rate_ci_vs_{k}") or [y, y])[1] for r, y in zip(evals, ys)]
+        pts = [r for r in evals if f"win_rate_vs_{k}" in r]
+        xs = [r["timesteps"] for r in pts]
+        ys = [r[f"win_rate_vs_{k}"] for r in pts]
+        lo = [(r.get(f"win_rate_ci_vs_{k}") or [y, y])[0] for r, y in zip(pts, ys)]
+        hi = [(r.get(f"win_rate_ci_vs_{k}") or [y, y])[1] for r, y in zip(pts, ys)]
         a1.plot(xs, ys, marker="o", label=f"vs {k}")
         a1.fill_between(xs, lo, hi, alpha=0.15)
     a1.axhline(0.5, color="grey", lw=0.8, ls="--")
     a1.set_ylim(0, 1)
     a1.set_xlabel("timesteps")
-    a1.set_ylabel("win rate of the argmax policy (95% CI)")
-    a1.set_title("evaluation")
+    a1.set_ylabel("win rate of the argmax policy")
+    a1.set_title(curve_caption(run, evals), fontsize=9)
     if keys:
         a1.legend()
     if rolls:

@@ -149,6 +149,8 @@ def check_key(kind: str, key: Any, where: str) -> str:
     if not isinstance(key, str) or not key.strip():
         raise ConfigError(f"{where}: keys are dotted field names, got {key!r}")
     key = key.strip()
+    if kind == "evaluate" and key == "deals":       # the plain name of EvalConfig.games, as in evaluation configs
+        key = "games"
     if key in SWEEP_SET[kind]:
         raise ConfigError(f"{where}: {key!r} is set by the sweep for every trial (seeds: and the sweep folder)")
     cls: Any = _config_class(kind)
@@ -264,7 +266,7 @@ def _grid(kind: str, grid: Any) -> List[Variant]:
             raise ConfigError(f"grid.{k}: expected a non-empty list of values, got {vals!r}")
     variants = []
     for combo in itertools.product(*grid.values()):
-        name = ",".join(f"{k.split('.')[-1]}={_value_name(v)}" for k, v in zip(keys, combo))
+        name = ",".join(f"{str(k).strip().split('.')[-1]}={_value_name(v)}" for k, v in zip(grid, combo))
         variants.append(Variant(name, dict(zip(keys, combo))))
     return variants
 
@@ -302,7 +304,7 @@ def parse_space(kind: str, space: Any) -> Dict[str, Dict[str, Any]]:
         raise ConfigError("search.space: empty (give at least one dotted key with a range)")
     out: Dict[str, Dict[str, Any]] = {}
     for k, spec in space.items():
-        check_key(kind, k, "search.space")
+        field = check_key(kind, k, "search.space")
         if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in SPACE_KINDS:
             raise ConfigError(f"search.space.{k}: expected one of {{{': [...]}, {'.join(SPACE_KINDS)}: [...]}}, "
                               f"got {spec!r}")
@@ -310,7 +312,7 @@ def parse_space(kind: str, space: Any) -> Dict[str, Dict[str, Any]]:
         if sk == "choice":
             if not isinstance(val, list) or not val:
                 raise ConfigError(f"search.space.{k}.choice: expected a non-empty list, got {val!r}")
-            out[k] = {"kind": sk, "values": val, "range": (0, len(val) - 1)}
+            out[field] = {"kind": sk, "values": val, "range": (0, len(val) - 1)}
             continue
         ok = (isinstance(val, list) and len(val) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
                                                               for x in val) and val[0] <= val[1])
@@ -322,7 +324,7 @@ def parse_space(kind: str, space: Any) -> Dict[str, Dict[str, Any]]:
             raise ConfigError(f"search.space.{k}.{sk}: expected [low, high] with low <= high"
                               f"{' (integers)' if sk == 'randint' else ''}{' (positive)' if sk == 'loguniform' else ''}"
                               f", got {val!r}")
-        out[k] = {"kind": sk, "range": tuple(val)}
+        out[field] = {"kind": sk, "range": tuple(val)}
     return out
 
 

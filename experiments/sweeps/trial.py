@@ -7,7 +7,7 @@ A trial is a normal command of the project run as a subprocess in its own run fo
   run_dir=SWEEP/trials --set train.run_name=VARIANT-sSEED`` (the variant's overrides go through
   the ``--set`` of the command itself); an interrupted trial is continued with ``--set
   train.resume=RUN`` (the project's own resume, from the last checkpoint);
-* ``kind: evaluate``: ``handfoot evaluate RUN/config.yaml`` with the resolved evaluation config
+* ``kind: evaluate``: ``handfoot evaluate RUN/config.yaml --out RUN`` with the resolved evaluation config
   (the base config, the overrides, the seed as the deal seed, ``out: RUN``).
 
 A trial is finished when its result file is there (``experiment.json`` or ``results.json``,
@@ -90,7 +90,7 @@ def trial_command(sweep: Sweep, trial: Trial, out: Path) -> List[str]:
     if isinstance(data["rules"], str) and Path(data["rules"]).is_file():
         data["rules"] = str(Path(data["rules"]).resolve())
     write_text(run / "config.yaml", yaml.safe_dump(data, sort_keys=False))
-    return _handfoot() + ["evaluate", str(run / "config.yaml"), "--no-progress", "--json"]
+    return _handfoot() + ["evaluate", str(run / "config.yaml"), "--out", str(run), "--no-progress", "--json"]
 
 
 def is_finished(sweep: Sweep, out: Path, trial: Trial) -> bool:

@@ -341,7 +341,8 @@ def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str
             raise ConfigError(f"config file {str(path)!r} not found (nor a recipe: {', '.join(recipe_names('train'))})")
         path = found
     data = read_yaml(path) if path else {}
-    return config_from_dict(TrainConfig, apply_overrides(data, overrides or []))
+    source = f"{path}{' with --set' if overrides else ''}" if path else None
+    return config_from_dict(TrainConfig, apply_overrides(data, overrides or []), source)
 
 
 def env_kwargs(cfg: TrainConfig) -> Dict[str, Any]:

@@ -85,7 +85,7 @@ from tqdm import tqdm
 
 from agents.policy import ACTOR_FILE, actor_arrays, actor_from_arrays, save_actor
 from experiments.config import config_to_dict
-from experiments.evaluation.report import plot_learning_curve
+from experiments.evaluation.report import eval_line, plot_learning_curve
 from experiments.evaluation.summary import eval_score, evaluate_policy
 from experiments.processes import StopRequest
 from experiments.runs import (
@@ -343,14 +343,12 @@ class Trainer:
             self.scalar(f"eval/win_rate_vs_{spec}", s["win_rate"], steps)
             self.scalar(f"eval/adp_vs_{spec}", s["adp"], steps)
         self.scalar("eval/elo", summary["elo"], steps)
-        self.metric({"kind": "final_eval" if final else "eval", "timesteps": steps, "elo": summary["elo"],
+        self.metric({"kind": "final_eval" if final else "eval", "timesteps": steps, "deals": d,
+                     "elo": summary["elo"],
                      **{f"win_rate_vs_{k}": v["win_rate"] for k, v in summary["per_opponent"].items()},
                      **{f"win_rate_ci_vs_{k}": v["win_rate_ci"] for k, v in summary["per_opponent"].items()},
                      **{f"adp_vs_{k}": v["adp"] for k, v in summary["per_opponent"].items()}})
-        parts = ", ".join(f"{k} {v['win_rate']:.0%} (ADP {v['adp']:+.0f})" for k, v in summary["per_opponent"].items())
-        elo = f"Elo {summary['elo']:.0f}" if summary["elo"] is not None else ""
-        self.log(f"[{'final eval' if final else 'eval'} @ {steps:,}] win rate vs {parts}; {elo} "
-                 f"({time.perf_counter() - t0:.1f}s)")
+        self.log(eval_line(summary, steps, final, time.perf_counter() - t0))
         if not final:
             self.state["evals"] = self.state.get("evals", 0) + 1
             score = eval_score(summary, cfg.evaluation.best_by)
