@@ -201,6 +201,7 @@ def test_unknown_action_name(finished):
     assert "action 3: unknown action name 'fly'" in str(e.value)
 
 
+@pytest.mark.subprocess
 def test_cli_rejects_tampered_record_with_status_2(finished, tmp_path):
     rec = _tampered(make_record(finished), lambda r: r["round_scores"][1].__setitem__(0, r["round_scores"][1][0] + 10))
     path = tmp_path / "tampered.json"
@@ -216,6 +217,7 @@ def test_cli_rejects_tampered_record_with_status_2(finished, tmp_path):
     assert p.returncode == 2 and "not a JSON file" in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.subprocess
 def test_cli_check_and_interactive_replay(record_file, finished):
     p = subprocess.run(HANDFOOT + ["replay", str(record_file), "--check"], capture_output=True, text=True,
                        cwd=ROOT, timeout=120)
@@ -235,6 +237,7 @@ def test_cli_check_and_interactive_replay(record_file, finished):
     assert "Your hand" in text and "player_0 hand:" in text
 
 
+@pytest.mark.subprocess
 def test_cli_replay_seat_view_and_eof(record_file):
     p = subprocess.run(HANDFOOT + ["replay", str(record_file), "--seat", "2", "--at", "5"], input="n\n",
                        capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -440,6 +440,7 @@ def test_errors_are_value_errors_with_location():
     assert (err.round, err.team, err.entry) == (2, "Us", "meld 1 [A, A, A, A, A, A, A, A]")
 
 
+@pytest.mark.subprocess
 def test_bad_example_sheet_in_configs(capsys):
     err = run_error(capsys, ROOT / "configs" / "scoresheets" / "bad_wild_limit.yaml")
     assert err == ("handfoot score: error: round 2, team Them, meld 1 [9, 2, 2]: breaks the wild limit "
@@ -454,6 +455,7 @@ def _handfoot() -> list:
     return [str(script)] if script.exists() else [sys.executable, "-m", "experiments.apps.cli"]
 
 
+@pytest.mark.subprocess
 def test_console_script(tmp_path):
     bad = write(tmp_path, HEAD + "  - Us: {melds: [[K, K, K, K, K, K, K, K]]}\n    Them: {melded_points: 0}\n")
     proc = subprocess.run([*_handfoot(), "score", str(bad)], capture_output=True, text=True, timeout=60)
@@ -467,6 +469,7 @@ def test_console_script(tmp_path):
     assert out["winner"] is None and out["leader"] == "Us" and out["complete"] is False   # one round of four
 
 
+@pytest.mark.subprocess
 def test_score_command_loads_no_learning_stack():
     """``handfoot score`` starts fast: no learning library (torch, SB3, Ray) is imported for a score sheet."""
     code = ("import sys, experiments.apps.score, experiments.apps.scoresheet; "
