@@ -130,19 +130,7 @@ class CompiledSampler(Sampler):
                 buf.next[k] = -1
                 buf.open[k] = False
                 buf.trace[k] = (self.slot_offset + i, self.episode[i], p, self.dec[i][p])
-                prev = self.last[i][p]
-                if prev >= 0:
-                    buf.rew[prev] += self.pending[i][p]
-                    buf.next[prev] = k
-                    self.pending[i][p] = 0.0
-                if phi_on:
-                    phi = self._potential(games[i], p)
-                    if prev >= 0:
-                        buf.rew[prev] += phi - self.phi[i][p]
-                        self.ret[i][p] += phi - self.phi[i][p]
-                    self.phi[i][p] = phi
-                self.last[i][p] = k
-                self.dec[i][p] += 1
+                self._link_row(buf, i, p, k, games[i], phi_on)
                 learn.append(i)
             else:
                 pol = self.learner if r == SELF_NET else self.player[i][p]

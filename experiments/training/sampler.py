@@ -305,6 +305,23 @@ class Sampler:
                               "score_diff": float(g.scores[team] - max(others)), "actions": g.action_count,
                               "returns": [self.ret[i][p] for p in seats], "lengths": [self.dec[i][p] for p in seats]})
 
+    def _link_row(self, buf: Rollout, i: int, p: int, k: int, g: Any, phi_on: bool) -> None:
+        """Row ``k`` is seat ``p``'s new decision in game ``i``: its previous row gets the rewards
+        paid since then (and the shaping difference) and points to ``k``."""
+        prev = self.last[i][p]
+        if prev >= 0:
+            buf.rew[prev] += self.pending[i][p]
+            buf.next[prev] = k
+            self.pending[i][p] = 0.0
+        if phi_on:
+            phi = self._potential(g, p)
+            if prev >= 0:
+                buf.rew[prev] += phi - self.phi[i][p]
+                self.ret[i][p] += phi - self.phi[i][p]
+            self.phi[i][p] = phi
+        self.last[i][p] = k
+        self.dec[i][p] += 1
+
     def _add_row(self, i: int, p: int, legal: Optional[List[int]]) -> int:
         g = self.games[i]
         buf = self.buf
@@ -411,19 +428,7 @@ class Sampler:
                 k = self._add_row(i, p, legal)
                 base = (k - k0) * NUM_ACTIONS
                 flat.extend([base + a for a in legal])
-                prev = self.last[i][p]
-                if prev >= 0:
-                    buf.rew[prev] += self.pending[i][p]
-                    buf.next[prev] = k
-                    self.pending[i][p] = 0.0
-                if phi_on:
-                    phi = self._potential(g, p)
-                    if prev >= 0:
-                        buf.rew[prev] += phi - self.phi[i][p]
-                        self.ret[i][p] += phi - self.phi[i][p]
-                    self.phi[i][p] = phi
-                self.last[i][p] = k
-                self.dec[i][p] += 1
+                self._link_row(buf, i, p, k, g, phi_on)
                 learn_rows.append((i, p, k))
             else:
                 pol = self.learner if r == SELF_NET else self.player[i][p]
