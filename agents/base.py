@@ -10,7 +10,8 @@ then for every game:
   state) and ``observation`` is the environment's dict
   ``{"observation": np.ndarray, "action_mask": np.ndarray}`` for agents whose
   ``needs_observation`` is true, else ``None``.  The returned id must be one of
-  ``view.legal_actions``.
+  ``view.legal_actions``.  An agent that reads only the observation may set
+  ``needs_view = False``; it may then be given ``view=None``.
 
 Every agent owns a :class:`random.Random`; with the same seed it makes the same
 choices, which is what makes tournaments reproducible.
@@ -33,6 +34,9 @@ class Agent:
     name: str = "agent"
     #: whether :meth:`act` needs the encoded observation (policy agents); heuristics use the view
     needs_observation: bool = False
+    #: an agent with ``needs_observation`` that never reads ``view`` sets this false: where building the
+    #: view costs time (the evaluation harness), it is then given ``view=None``
+    needs_view: bool = True
 
     def __init__(self, seed: int = 0):
         self.seed = int(seed)

@@ -299,6 +299,7 @@ class PolicyAgent(Agent):
 
     name = "policy"
     needs_observation = True
+    needs_view = False
 
     def __init__(self, weights: Dict[str, Any], seed: int = 0, sample: bool = False, name: Optional[str] = None):
         super().__init__(seed)
@@ -322,7 +323,7 @@ class PolicyAgent(Agent):
         obs = np.asarray(observation["observation"], dtype=np.float32)
         mask = np.asarray(observation["action_mask"])
         if not mask.any():
-            raise ValueError(f"{self.name}: seat {getattr(view, 'seat', '?')} is not to act (empty mask)")
+            raise ValueError(f"{self.name}: seat {getattr(view, 'seat', self.seat)} is not to act (empty mask)")
         return self.policy.act(obs, mask, self.np_rng if self.sample else None, deterministic=not self.sample)
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
+import agents
 from experiments.evaluation import harness as ev
 from experiments.evaluation.stats import bradley_terry_elo
 from experiments.evaluation.harness import EvalConfig, run_evaluation
@@ -14,6 +16,7 @@ from experiments.evaluation.stats import mean_ci, pair_stats, t975, win_rate_ci,
 from handfoot_env import Game, load_rules
 from handfoot_env.actions import ACTION_INDEX
 from experiments.apps.cli import main as cli_main
+from handfoot_env.compiled import available as compiled_available
 
 
 def _strip(res):
@@ -169,6 +172,72 @@ def test_records_replay(tmp_path):
             g.step(a)
         assert g.game_over and g.scores == rec["scores"]
         assert [list(x) for x in g.round_scores] == rec["round_scores"]
+
+
+# ----------------------------------------------------------------------------- cores
+CHAMPION = Path(agents.__file__).parent / "weights" / "champion.npz"
+needs_numba = pytest.mark.skipif(not compiled_available(), reason="the compiled core needs Numba")
+
+
+@needs_numba
+@pytest.mark.parametrize("rules, agents", [
+    ("pagat", ["champion", "strategic"]),
+    ("pagat", ["champion", f"policy:{CHAMPION}?sample"]),
+    ("bicycle", ["random", "greedy", "strategic"]),
+    ("six_player", ["greedy", "strategic"]),
+    ("individual", ["random", "strategic"]),
+])
+def test_both_cores_play_the_same_evaluation(tmp_path, rules, agents):
+    """The same results, game statistics (books, pickups, rounds, went out) and records on both cores:
+    a network seat on the compiled core reads its observation and mask from the compiled call."""
+    res = {}
+    for core in ("reference", "compiled"):
+        cfg = EvalConfig(agents=agents, games=2, seed=3, rules=rules, core=core, records=True,
+                         out=str(tmp_path / core), progress=False, plots=False)
+        res[core] = run_evaluation(cfg)
+        assert res[core]["timing"]["core"] == core
+    assert _strip(res["reference"]) == _strip(res["compiled"])
+    ref = sorted((tmp_path / "reference" / "records").glob("*.json"))
+    assert ref and [f.name for f in ref] == sorted(f.name for f in (tmp_path / "compiled" / "records").glob("*.json"))
+    for f in ref:
+        assert f.read_text() == (tmp_path / "compiled" / "records" / f.name).read_text(), f.name
+
+
+@pytest.mark.parametrize("core", ["reference", pytest.param("compiled", marks=needs_numba)])
+def test_books_statistics_count_every_round(core):
+    """A game's book counts are the sum over its rounds of each round's books as the round ended,
+    derived here by replaying the recorded game (the compiled core deals the next round inside the
+    action that ends one, so it reports the books before that deal)."""
+    rules = load_rules("pagat")
+    for seed in (11, 12, 13):
+        res = ev.play_game(rules, ["strategic", "greedy", "strategic", "greedy"], seed, 0, record=True, core=core)
+        g = Game(rules)
+        g.reset(seed=seed)
+        per_round = []
+        for a in res["record"]["actions"]:
+            books, rounds = g.book_counts, len(g.round_details)
+            g.step(a)
+            if len(g.round_details) > rounds:
+                per_round.append([list(x) for x in books])      # the finished round's list, kept at its end
+        assert g.game_over and len(per_round) == res["rounds"] >= 2
+        assert res["books"] == [[sum(r[t][k] for r in per_round) for k in range(3)] for t in range(2)]
+        assert sum(map(sum, res["books"])) > 0
+
+
+def test_auto_core_is_compiled_only_with_network_seats_alone():
+    if compiled_available():
+        assert ev.eval_core("auto", ["champion", f"policy:{CHAMPION}?sample"]) == "compiled"
+    assert ev.eval_core("auto", ["champion", "strategic"]) == "reference"
+    assert ev.eval_core("reference", ["champion", "champion"]) == "reference"
+
+
+def test_bad_core_is_one_line(tmp_path, capsys):
+    assert cli_main(["evaluate", "--agents", "greedy", "random", "--core", "fast", "--out", str(tmp_path / "r")]) == 2
+    assert "invalid choice: 'fast'" in capsys.readouterr().err
+    cfg = tmp_path / "e.yaml"
+    cfg.write_text("agents: [greedy, random]\ncore: fast\n")
+    assert cli_main(["evaluate", str(cfg), "--out", str(tmp_path / "r")]) == 2
+    assert "'core': core must be" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- CLI

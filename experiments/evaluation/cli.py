@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--records", action="store_true", default=None, help="save a JSON record of every game")
     p.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--core", choices=("auto", "compiled", "reference"),
+                   help="the rules core the games run on (default auto: compiled when Numba is installed; "
+                        "the results are the same on both)")
     p.add_argument("--json", action="store_true", help="print results.json instead of tables")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="run the deals as Ray tasks: on the cluster at ADDRESS, else RAY_ADDRESS, else a local Ray "
@@ -60,7 +63,7 @@ def evaluate_main(argv: Optional[List[str]] = None) -> int:
         cfg = load_config(args.config) if args.config else EvalConfig()
         if args.agents is not None:
             cfg.agents = args.agents
-        for name in ("games", "seed", "rules", "out"):
+        for name in ("games", "seed", "rules", "out", "core"):
             v = getattr(args, name)
             if v is not None:
                 setattr(cfg, name, v)

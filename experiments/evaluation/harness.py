@@ -74,9 +74,11 @@ from handfoot_env.actions import ACTION_NAMES, PICKUP
 from experiments.config import unknown_field_message
 from handfoot_env.config import RuleConfig, RuleConfigError, load_rules, read_yaml
 from handfoot_env.engine import Game, max_actions_per_game
-from handfoot_env.observation import action_mask, encode_observation
+from handfoot_env.actions import NUM_ACTIONS
+from handfoot_env.observation import encode_observation, mask_of, observation_size
 from handfoot_env.view import seat_view
 from handfoot_env.config import check_seed
+from handfoot_env.compiled import available, resolve_core
 from experiments.evaluation.stats import anchor_ratings
 
 
@@ -112,6 +114,9 @@ class EvalConfig:
     plots: bool = True
     #: show a tqdm progress bar
     progress: bool = True
+    #: the rules core the games run on: ``compiled``, ``reference`` or ``auto`` (:func:`eval_core`); both
+    #: play the same games, so the results are the same (only ``timing`` says which ran)
+    core: str = "auto"
 
     def validate(self) -> "EvalConfig":
         if not isinstance(self.agents, (list, tuple)) or len(self.agents) < 2:
@@ -141,6 +146,10 @@ class EvalConfig:
         for name in ("records", "plots", "progress"):
             if not isinstance(getattr(self, name), bool):
                 raise EvalConfigError(f"'{name}' must be true or false, got {getattr(self, name)!r}")
+        try:
+            resolve_core(self.core)
+        except ValueError as e:
+            raise EvalConfigError(f"'core': {e}") from None
         if self.out is not None and not isinstance(self.out, (str, Path)):
             raise EvalConfigError(f"'out' must be a folder path, got {self.out!r}")
         try:
@@ -224,9 +233,21 @@ def _agent_for(spec: str, seat: int):
 
 
 def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int = 0,
-              record: bool = False) -> Dict[str, Any]:
-    """Play one game with ``seat_specs[p]`` in seat ``p``; a summary dict (and the record)."""
-    g = Game(rules)
+              record: bool = False, core: str = "reference") -> Dict[str, Any]:
+    """Play one game with ``seat_specs[p]`` in seat ``p``; a summary dict (and the record).
+
+    ``core``: ``"reference"`` plays on :class:`~handfoot_env.engine.Game`; ``"compiled"`` on
+    :class:`~handfoot_env.compiled.game.CompiledGame`, whose observation, mask and legal list come
+    from one compiled call and whose seat views are read from its row: the same game, action for
+    action (tests/test_evaluate.py compares whole evaluations and their records on both)."""
+    compiled = core == "compiled"
+    if compiled:
+        from handfoot_env.compiled import load
+        g = load().CompiledGame(rules)
+        obs_buf = numpy.zeros(observation_size(rules.players, rules.teams), dtype=numpy.float32)
+        mask_buf = numpy.zeros(NUM_ACTIONS, dtype=numpy.int8)
+    else:
+        g = Game(rules)
     g.reset(seed=seed)
     agents = [_agent_for(spec, p) for p, spec in enumerate(seat_specs)]
     for p, a in enumerate(agents):
@@ -236,7 +257,7 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
     actions = [0] * n
     pickups = [0] * n
     books: List[List[int]] = [[0, 0, 0] for _ in range(g.num_teams)]
-    bc_ref = g.book_counts
+    bc_ref = None if compiled else g.book_counts
     log: List[Tuple[int, int]] = []
     steps = 0
     while not g.game_over:
@@ -244,12 +265,24 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
             raise RuntimeError(f"game seed {seed} did not end within {limit} actions (seats {list(seat_specs)})")
         p = g.current
         ag = agents[p]
-        view = seat_view(g, p)
-        obs = None
-        if getattr(ag, "needs_observation", False):
-            obs = {"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}
+        needs_obs = getattr(ag, "needs_observation", False)
+        needs_view = not needs_obs or getattr(ag, "needs_view", True)
+        obs = view = None
+        if compiled:
+            g.observe(p, obs_buf, mask_buf)
+            legal = numpy.flatnonzero(mask_buf).tolist()
+            if needs_view:
+                view = g.seat_view(p, legal)
+            if needs_obs:
+                obs = {"observation": obs_buf.copy(), "action_mask": mask_buf.copy()}
+        else:
+            legal = g.legal_actions()
+            if needs_view:
+                view = seat_view(g, p, legal)
+            if needs_obs:
+                obs = {"observation": encode_observation(g, p, legal), "action_mask": mask_of(legal)}
         a = ag.act(obs, view)
-        if a not in view.legal_actions:
+        if a not in legal:
             raise RuntimeError(f"agent {seat_specs[p]!r} in seat {p} chose illegal action {a!r} "
                                f"(game seed {seed}, step {steps})")
         a = int(a)
@@ -258,17 +291,25 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
             pickups[p] += 1
         if record:
             log.append((p, a))
-        g.step(a)
         steps += 1
+        if compiled:
+            ended = g.apply_legal_books(a)       # a finished round's books, before the next deal
+            if ended is not None:
+                for t in range(g.num_teams):
+                    for k in range(3):
+                        books[t][k] += ended[t][k]
+            continue
+        g.step(a)
         if g.book_counts is not bc_ref:
             # a new round was dealt: bc_ref holds the finished round's books
             for t in range(g.num_teams):
                 for k in range(3):
                     books[t][k] += bc_ref[t][k]
             bc_ref = g.book_counts
-    for t in range(g.num_teams):
-        for k in range(3):
-            books[t][k] += bc_ref[t][k]
+    if not compiled:
+        for t in range(g.num_teams):
+            for k in range(3):
+                books[t][k] += bc_ref[t][k]
     went_out = [0] * g.num_teams
     for d in g.round_details:
         if d["went_out"] is not None:
@@ -330,9 +371,27 @@ def _side_stats(rules: RuleConfig, res: Dict[str, Any], sides: List[int]) -> Dic
     return {"outcome": outcome, "diff": score[0] - score[1], "score": score, "stats": stats}
 
 
+def eval_core(core: str, specs: Sequence[str]) -> str:
+    """The core an evaluation runs on.  ``auto``: the compiled core when Numba is installed and every
+    agent is a network that reads only its observation (``needs_observation`` and not ``needs_view``),
+    else the reference.  Measured (docs/compiled_core.md, "Evaluation"): with only network seats the
+    compiled core plays faster (the observation, mask and legal list in one compiled call, no seat
+    view); a heuristic seat needs its :class:`~handfoot_env.view.SeatView`, which the reference
+    engine builds from its own Python lists faster than the compiled core reads it from its row."""
+    if core != "auto":
+        return resolve_core(core)
+    if not available():
+        return "reference"
+    for spec in specs:
+        ag = _agent_for(spec, 0)
+        if not getattr(ag, "needs_observation", False) or getattr(ag, "needs_view", True):
+            return "reference"
+    return "compiled"
+
+
 def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
     """Worker: play the deals of one chunk of one pairing; results in deal order."""
-    rules_dict, spec_a, spec_b, seed, deals, records_dir, pair_label = task
+    rules_dict, spec_a, spec_b, seed, deals, records_dir, pair_label, core = task
     rules = load_rules(rules_dict)
     out = []
     for d in deals:
@@ -341,7 +400,7 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
         for gi, swapped in enumerate((False, True)):
             sides = lineup(rules.teams, swapped)
             seat_specs = [spec_a if sides[p % rules.teams] == 0 else spec_b for p in range(rules.players)]
-            res = play_game(rules, seat_specs, s, game=gi, record=records_dir is not None)
+            res = play_game(rules, seat_specs, s, game=gi, record=records_dir is not None, core=core)
             if records_dir is not None:
                 rec = res.pop("record")
                 rec.update(deal=d, game=gi, pair=pair_label)
@@ -406,13 +465,14 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             records_dir = out_dir / "records"
             records_dir.mkdir(exist_ok=True)
     chunk = max(1, min(25, cfg.games // (4 * cfg.num_workers) or 1))
+    core = eval_core(cfg.core, cfg.agents)
     tasks = []
     for (i, j) in pairs:
         pl = f"{_slug(labels[i])}-vs-{_slug(labels[j])}"
         for start in range(0, cfg.games, chunk):
             deals = list(range(start, min(cfg.games, start + chunk)))
             tasks.append((rules.to_dict(), cfg.agents[i], cfg.agents[j], cfg.seed, deals,
-                          str(records_dir) if records_dir else None, pl))
+                          str(records_dir) if records_dir else None, pl, core))
     t0 = time.perf_counter()
     if task_runner is not None:
         results_by_task = list(task_runner(_play_chunk, tasks))
@@ -482,7 +542,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             "rating_scale": scale,
             "overall": overall,
         })
-    res["timing"] = {"elapsed_s": round(elapsed, 3), "workers": cfg.num_workers,
+    res["timing"] = {"elapsed_s": round(elapsed, 3), "workers": cfg.num_workers, "core": core,
                      "games_per_s": round(res["games"] / elapsed, 2) if elapsed > 0 else None}
     if write:
         (out_dir / "results.json").write_text(json.dumps(res, indent=2) + "\n")

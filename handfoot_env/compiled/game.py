@@ -24,9 +24,37 @@ from ..engine import PHASE_NAMES, Game, IllegalActionError
 from ..view import SeatView
 from . import layout as L
 from .batch import CoreBatch, _book, game_from_row, state_row
-from .play import apply_legal
+from .play import apply_legal, apply_legal_books
 
-_OWN = frozenset(("_batch", "_index", "_row", "_ref", "_ref_version", "_version", "_handed", "history", "rules", "n",
+_VIEW_PLANS: dict = {}
+_NO_PENDING = (0,) * NUM_KINDS
+#: every book code of the row (slot * 512 + naturals * 64 + twos * 8 + jokers) decoded, by code
+_BOOKS = [_book(c) for c in range(12 * 512)]
+(_PHASE, _CURRENT, _TURN, _DISC_LEN, _NRS, _RACTIONS, _STOCK_LEN, _ROUND, _MINIMUM, _PROV_VALUE, _F_S, _F_J, _FORCED,
+ _INCOMPLETE, _ASKED, _PERM, _CANCELS, _OVER) = (L.PHASE, L.CURRENT, L.TURN, L.DISC_LEN, L.NRS, L.RACTIONS, L.STOCK_LEN,
+                                                  L.ROUND, L.MINIMUM, L.PROV_VALUE, L.F_S, L.F_J, L.FORCED, L.INCOMPLETE,
+                                                  L.ASKED, L.PERM, L.CANCELS, L.OVER)
+_BOOKS_AT, _MAXB, _DISC, _RSC, _MAXT = L.BOOKS, L.MAXB, L.DISC, L.RSC, L.MAXT
+
+
+def _view_plan(n: int, nt: int):
+    """The row positions :meth:`CompiledGame.seat_view` gathers in one go for ``n`` players in ``nt``
+    teams (scalars, hands, feet, foot flags, pending cards, melds, book counts, red threes, openings,
+    scores), and where each part after the scalars starts in the gathered list."""
+    got = _VIEW_PLANS.get((n, nt))
+    if got is None:
+        parts = [(0, L.RSEEDS), (L.HANDS, NUM_KINDS * n), (L.FEET, NUM_KINDS * n), (L.FOOTUP, n), (L.PLAYED, n),
+                 (L.PEND, NUM_KINDS), (L.MELDS, 36 * nt), (L.NBOOKS, nt), (L.BC, 3 * nt), (L.RED3S, nt),
+                 (L.OPENED, nt), (L.SCORES, nt)]
+        idx, starts = [], []
+        for start, size in parts:
+            starts.append(len(idx))
+            idx.extend(range(start, start + size))
+        got = _VIEW_PLANS[(n, nt)] = (np.asarray(idx, dtype=np.intp), tuple(starts[1:]))
+    return got
+
+
+_OWN = frozenset(("_batch", "_index", "_row", "_books", "_ref", "_ref_version", "_version", "_handed", "history", "rules", "n",
                   "num_teams", "team_of", "teammates"))
 
 
@@ -49,6 +77,7 @@ class CompiledGame:
         self._ref: Optional[Game] = None
         self._ref_version = -1
         self._handed = False        # the reference was handed out through an attribute: may be edited
+        self._books = np.zeros(3 * L.MAXT, dtype=np.int64)
         self._row[L.PHASE] = 3
         self._row[L.SEED] = -1
 
@@ -94,6 +123,20 @@ class CompiledGame:
         self.history.append((int(self._row[L.CURRENT]), a))
         apply_legal(self._row, b.R, a, b.ro, b.wo)
         self._version += 1
+
+    def apply_legal_books(self, a: int) -> Optional[List[List[int]]]:
+        """:meth:`apply_legal`; when ``a`` ends a round, each team's book counts (clean, dirty, wild)
+        of that round (the reference keeps them in ``book_counts`` until the next deal), else None."""
+        self._sync()
+        b = self._batch
+        self.history.append((int(self._row[L.CURRENT]), a))
+        ended = apply_legal_books(self._row, b.R, a, b.ro, b.wo, self._books)
+        self._version += 1
+        if not ended:
+            return None
+        nt = self.num_teams
+        c = self._books[:3 * nt].tolist()
+        return [c[3 * t:3 * t + 3] for t in range(nt)]
 
     def applied(self, player: int, a: int) -> None:
         """Record action ``a`` of ``player``, applied to the row by a batch kernel (history, and the
@@ -182,47 +225,57 @@ class CompiledGame:
 
     def seat_view(self, seat: int, legal: Optional[Sequence[int]] = None) -> SeatView:
         """``seat_view(self, seat, legal)`` read from the row directly (what heuristic seats of the batched
-        samplers see; tests/test_compiled_sampler.py holds it to the reference's view)."""
+        samplers and the evaluation harness see; tests/test_compiled_sampler.py holds it to the
+        reference's view).  The fixed-size fields come out of the row in one gather (:func:`_view_plan`)."""
         self._sync()
         s, r = self._row, self.rules
         n, nt = r.players, r.teams
         if not 0 <= seat < n:
             raise ValueError(f"seat must be between 0 and {n - 1}, got {seat!r}")
-        sc = s[:L.RSEEDS].tolist()
-        phase, current, turn = sc[L.PHASE], sc[L.CURRENT], sc[L.TURN]
-        over = phase == 3
-        to_act = (not over) and current == seat
-        hands = s[L.HANDS:L.HANDS + NUM_KINDS * n].reshape(n, NUM_KINDS)
-        feet = s[L.FEET:L.FEET + NUM_KINDS * n].reshape(n, NUM_KINDS).sum(1).tolist()
-        up = s[L.FOOTUP:L.FOOTUP + n].tolist()
-        pend = s[L.PEND:L.PEND + NUM_KINDS].tolist()
-        disc = tuple(s[L.DISC:L.DISC + sc[L.DISC_LEN]].tolist())
-        melds = s[L.MELDS:L.MELDS + 36 * nt].reshape(nt, 12, 3).tolist()
-        nb = s[L.NBOOKS:L.NBOOKS + nt].tolist()
-        books = tuple(tuple(_book(c) for c in s[L.BOOKS + L.MAXB * t:L.BOOKS + L.MAXB * t + nb[t]].tolist())
-                      for t in range(nt))
-        ra = sc[L.RACTIONS]
-        hist = self.history[len(self.history) - ra:] if ra else []
+        idx, (o_hands, o_feet, o_up, o_played, o_pend, o_melds, o_nb, o_bc, o_red3, o_opened, o_scores) = \
+            _view_plan(n, nt)
+        v = s[idx].tolist()
+        phase, current, turn = v[_PHASE], v[_CURRENT], v[_TURN]
+        to_act = phase != 3 and current == seat
+        K = NUM_KINDS
+        hands = [v[o_hands + K * p:o_hands + K * p + K] for p in range(n)]
+        up = v[o_up:o_up + n]
+        pend = v[o_pend:o_pend + K]
+        m = v[o_melds:o_melds + 36 * nt]
+        slots = tuple(zip(m[0::3], m[1::3], m[2::3]))
+        bc = v[o_bc:o_bc + 3 * nt]
+        nb = v[o_nb:o_nb + nt]
+        books = tuple(tuple(map(_BOOKS.__getitem__, s[_BOOKS_AT + _MAXB * t:_BOOKS_AT + _MAXB * t + nb[t]].tolist()))
+                      if nb[t] else () for t in range(nt))
+        nd = v[_DISC_LEN]
+        disc = tuple(s[_DISC:_DISC + nd].tolist()) if nd else ()
+        nrs = v[_NRS]
+        if nrs:
+            rsc = s[_RSC:_RSC + _MAXT * nrs].tolist()
+            round_scores = tuple(tuple(rsc[_MAXT * i:_MAXT * i + nt]) for i in range(nrs))
+        else:
+            round_scores = ()
+        ra = v[_RACTIONS]
+        hist = tuple(self.history[len(self.history) - ra:]) if ra else ()
         if to_act and legal is None:
             legal = self.legal_actions()
         return SeatView(
-            seat=seat, team=self.team_of[seat], num_players=n, num_teams=nt, rules=r, team_of=tuple(self.team_of),
-            teammates=tuple(self.teammates[seat]), hand=tuple(hands[seat].tolist()), in_foot=bool(up[seat]),
-            pending=tuple(pend) if (turn == seat and any(pend)) else (0,) * NUM_KINDS,
-            hand_sizes=tuple(hands.sum(1).tolist()), foot_picked_up=tuple(bool(u) for u in up),
-            foot_sizes=tuple(0 if up[p] else feet[p] for p in range(n)),
-            played_foot=tuple(bool(x) for x in s[L.PLAYED:L.PLAYED + n].tolist()),
-            melds=tuple(tuple(tuple(m) for m in t) for t in melds), books=books,
-            book_counts=tuple(tuple(s[L.BC + 3 * t:L.BC + 3 * t + 3].tolist()) for t in range(nt)),
-            red_threes=tuple(s[L.RED3S:L.RED3S + nt].tolist()),
-            opened=tuple(bool(x) for x in s[L.OPENED:L.OPENED + nt].tolist()),
+            seat=seat, team=self.team_of[seat], num_players=n, num_teams=nt, rules=r, team_of=self.team_of,
+            teammates=self.teammates[seat], hand=tuple(hands[seat]), in_foot=bool(up[seat]),
+            pending=tuple(pend) if (turn == seat and any(pend)) else _NO_PENDING,
+            hand_sizes=tuple(map(sum, hands)), foot_picked_up=tuple(map(bool, up)),
+            foot_sizes=tuple(0 if up[p] else sum(v[o_feet + K * p:o_feet + K * p + K]) for p in range(n)),
+            played_foot=tuple(map(bool, v[o_played:o_played + n])),
+            melds=tuple(slots[12 * t:12 * t + 12] for t in range(nt)), books=books,
+            book_counts=tuple(tuple(bc[3 * t:3 * t + 3]) for t in range(nt)),
+            red_threes=tuple(v[o_red3:o_red3 + nt]), opened=tuple(map(bool, v[o_opened:o_opened + nt])),
             discard=disc, discard_top=disc[-1] if disc else -1, pile_blocked=not disc or disc[-1] in (RED3, BLACK3),
-            stock_size=sc[L.STOCK_LEN], round=sc[L.ROUND], minimum=sc[L.MINIMUM], scores=tuple(self.scores),
-            round_scores=tuple(tuple(x) for x in self.round_scores), phase=phase, phase_name=PHASE_NAMES[phase],
-            current=current, turn_player=turn, prov_value=sc[L.PROV_VALUE],
-            forced=tuple(sc[L.F_S:L.F_J + 1]) if sc[L.FORCED] else None, incomplete=sc[L.INCOMPLETE],
-            asked=bool(sc[L.ASKED]), permission=None if sc[L.PERM] < 0 else bool(sc[L.PERM]),
-            cancels_used=sc[L.CANCELS], round_history=tuple(hist), game_over=bool(sc[L.OVER]),
+            stock_size=v[_STOCK_LEN], round=v[_ROUND], minimum=v[_MINIMUM], scores=tuple(v[o_scores:o_scores + nt]),
+            round_scores=round_scores, phase=phase, phase_name=PHASE_NAMES[phase],
+            current=current, turn_player=turn, prov_value=v[_PROV_VALUE],
+            forced=tuple(v[_F_S:_F_J + 1]) if v[_FORCED] else None, incomplete=v[_INCOMPLETE],
+            asked=bool(v[_ASKED]), permission=None if v[_PERM] < 0 else bool(v[_PERM]),
+            cancels_used=v[_CANCELS], round_history=hist, game_over=bool(v[_OVER]),
             legal_actions=tuple(legal) if to_act else ())
 
     def clone(self) -> "CompiledGame":

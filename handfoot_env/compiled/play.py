@@ -199,6 +199,26 @@ def _pop_stock(s):
 @kernel
 def apply_legal(s, R, a, ro, wo):
     """``Game.apply_legal``: ``a`` must be in the legal list of this state."""
+    apply_action(s, R, a, ro, wo)
+    settle(s, R, ro, wo)
+
+
+@kernel
+def apply_legal_books(s, R, a, ro, wo, books):
+    """:func:`apply_legal`, writing into ``books`` each team's book counts (clean, dirty, wild) as the
+    action left them, before a round it ended is followed by the next deal; returns the number of
+    rounds the action ended (a round dealt and ended at once by a stuck player has no books)."""
+    rounds = s[NRS]
+    apply_action(s, R, a, ro, wo)
+    for i in range(3 * R[R_T]):
+        books[i] = s[BC + i]
+    settle(s, R, ro, wo)
+    return s[NRS] - rounds
+
+
+@kernel
+def apply_action(s, R, a, ro, wo):
+    """The action itself (``Game.apply_legal`` before its ``_settle``)."""
     p = s[CURRENT]
     s[ACOUNT] += 1
     s[RACTIONS] += 1
@@ -232,7 +252,6 @@ def apply_legal(s, R, a, ro, wo):
         s[PERM] = 1 if a == ANSWER_YES else 0
         s[PHASE] = MELD_PHASE
         s[CURRENT] = s[TURN]
-    settle(s, R, ro, wo)
 
 
 @kernel
