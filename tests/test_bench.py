@@ -14,6 +14,8 @@ from typing import List
 import numpy as np
 import pytest
 
+from handfoot_env.compiled import available as compiled_available
+
 from handfoot_env import IllegalActionError, handfoot_v0
 from handfoot_env.actions import NUM_ACTIONS, PICKUP
 from handfoot_env.cards import NUM_KINDS, NUM_RANKS, VALUES
@@ -115,6 +117,25 @@ def test_bench_interleaved_slices_play_the_requested_games(tmp_path):
     sp = rows["selfplay/pagat"]
     assert sp["status"] == "ok" and 2 * sp["observations"] < sp["actions"] < 8 * sp["observations"]
     assert res["config"]["interleave"] == 2
+
+
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core needs Numba")
+def test_evaluation_rows_play_the_same_games_on_both_cores(tmp_path):
+    """The evaluation rows play whole harness games; with a games target both cores play the same
+    games, so they count the same actions and the same network decisions."""
+    from experiments.bench.bench import bench_main
+    cfg = tmp_path / "eval.yaml"
+    cfg.write_text("eval:\n  pairs: [[champion, greedy]]\n")
+    rc = bench_main([str(cfg), "--quick", "--rows", "eval,eval_compiled", "--presets", "pagat", "--games", "2",
+                     "--out", str(tmp_path / "out"), "--json"])
+    assert rc == 0
+    rows = {r["id"]: r for r in json.loads((tmp_path / "out" / "bench.json").read_text())["rows"]}
+    ref, comp = rows["eval/pagat:champion+greedy"], rows["eval_compiled/pagat:champion+greedy"]
+    assert ref["status"] == comp["status"] == "ok" and ref["games"] == comp["games"] == 2
+    assert ref["actions"] == comp["actions"] and ref["observations"] == comp["observations"]
+    assert 0 < ref["observations"] < ref["actions"]
+    cfg.write_text("eval:\n  pairs: [[champion]]\n")
+    assert bench_main([str(cfg), "--rows", "eval"]) == 2
 
 
 # ----------------------------------------------------------------------------- hot path == plain code

@@ -18,6 +18,11 @@ same run the same way:
                ``env.last()`` (observation and action mask of the agent to act),
                then ``env.step(a)``.
 ``aec_compiled`` the same loop on ``handfoot_v0.env(core="compiled")``.
+``eval`` / ``eval_compiled``  games of the duplicate evaluation harness
+               (:func:`experiments.evaluation.harness.play_game`) between each pair of agents of
+               ``eval.pairs`` (default the champion against strategic, and the champion against
+               itself), on the reference engine and on the compiled core; actions/s counts every
+               seat's actions, obs/s those of seats that read an observation.
 ``vecenv``     the batched runner :class:`experiments.bench.sb3_vecenv.BatchedVecEnv`
                (SB3 ``VecEnv``): many games in one process, one learner seat per
                game with observation and mask every decision, the other seats
@@ -161,6 +166,23 @@ def bench_engine_obs(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
             apply(la[rr(len(la))])
             n += 1
         return n, n
+
+    return _GameRunner(play, cfg, cfg["seed"])
+
+
+def bench_eval(preset: str, cfg: Dict[str, Any], agents: List[str], core: str) -> "_GameRunner":
+    from agents.registry import make_agent
+    from experiments.evaluation.harness import lineup, play_game
+    from handfoot_env.config import load_rules
+    rules = load_rules(preset)
+    net = [bool(getattr(make_agent(a, 0), "needs_observation", False)) for a in agents]
+
+    def play(seed: int):
+        sides = lineup(rules.teams, bool(seed % 2))
+        side = [sides[p % rules.teams] for p in range(rules.players)]
+        res = play_game(rules, [agents[x] for x in side], seed, core=core)
+        acts = res["actions"]
+        return sum(acts), sum(a for a, x in zip(acts, side) if net[x])
 
     return _GameRunner(play, cfg, cfg["seed"])
 
@@ -475,6 +497,11 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
         if "aec_compiled" in kinds:
             rows.append(_row("aec_compiled", preset, "AEC env handfoot_v0.env(core='compiled') (last + step)",
                              lambda p=preset: bench_aec(p, cfg, "compiled"), g))
+        for kind, core in (("eval", "reference"), ("eval_compiled", "compiled")):
+            if kind in kinds and not g:
+                for pair in cfg["eval"]["pairs"]:
+                    rows.append(_row(kind, f"{preset}:{'+'.join(pair)}", f"evaluation games {pair[0]} vs {pair[1]} "
+                                     f"(harness, core='{core}')", lambda p=preset, a=pair, c=core: bench_eval(p, cfg, a, c)))
         if "vecenv" in kinds and not g:
             rows.append(_row("vecenv", preset, f"BatchedVecEnv x{cfg['vecenv']['n_envs']} (learner obs + mask)",
                              lambda p=preset: bench_vecenv(p, cfg), g))

@@ -10,8 +10,10 @@ from experiments.training.learner import backend_names
 from handfoot_env.config import load_rules
 from handfoot_env.safe_yaml import read_yaml
 
-ROW_KINDS = ("engine", "engine_obs", "core", "aec", "aec_compiled", "vecenv", "selfplay", "openspiel", "openspiel_rl",
-             "rlcard", "train")
+ROW_KINDS = ("engine", "engine_obs", "core", "aec", "aec_compiled", "eval", "eval_compiled", "vecenv", "selfplay",
+             "openspiel", "openspiel_rl", "rlcard", "train")
+#: rows that run only when named (``rows:`` of a config, ``--rows``)
+ON_REQUEST = ("train", "eval", "eval_compiled")
 
 
 TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0,
@@ -89,6 +91,17 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
     n = cfg["core"]["n_games"]
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise BenchConfigError(f"core.n_games must be a positive integer, got {n!r}")
+    pairs = cfg["eval"]["pairs"]
+    if not isinstance(pairs, list) or not pairs or not all(
+            isinstance(x, list) and len(x) == 2 and all(isinstance(a, str) for a in x) for x in pairs):
+        raise BenchConfigError(f"eval.pairs must be a list of [AGENT, AGENT] pairs of agent specs, got {pairs!r}")
+    if any(k in cfg["rows"] for k in ("eval", "eval_compiled")):
+        from agents.registry import make_agent
+        for a in {a for x in pairs for a in x}:
+            try:
+                make_agent(a, 0)
+            except (ValueError, ImportError) as e:
+                raise BenchConfigError(f"eval.pairs: {e}") from None
     if "selfplay" in cfg["rows"] and _train_config_path(str(cfg["selfplay"]["train_config"])) is None:
         raise BenchConfigError(f"selfplay.train_config: file {cfg['selfplay']['train_config']!r} not found")
     if "train" in cfg["rows"]:
@@ -107,7 +120,7 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
 DEFAULTS: Dict[str, Any] = {
     "presets": ["pagat", "bicycle"],        # rules measured by engine, aec and vecenv rows
     "growth_presets": ["six_player"],       # extra engine and aec rows for the cost-growth note
-    "rows": [k for k in ROW_KINDS if k != "train"],
+    "rows": [k for k in ROW_KINDS if k not in ON_REQUEST],
     "seconds": 10.0,                        # time budget per row (whole games; at least one)
     "games": None,                          # or a fixed number of games per row (overrides seconds)
     "warmup_seconds": 0.5,                  # untimed play before each row (caches, tables)
@@ -116,6 +129,7 @@ DEFAULTS: Dict[str, Any] = {
     "clock": "cpu",                         # cpu (process time) or wall
     "vecenv": {"n_envs": 16},
     "core": {"n_games": 256},
+    "eval": {"pairs": [["champion", "strategic"], ["champion", "champion"]]},
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
     "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched", "dmc"],
               "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": []},

@@ -38,8 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--core", choices=("auto", "compiled", "reference"),
-                   help="the rules core the games run on (default auto: compiled when Numba is installed; "
-                        "the results are the same on both)")
+                   help="the rules core the games run on (default auto: compiled when Numba is installed and "
+                        "every agent is a network reading only its observation; the results are the same on both)")
     p.add_argument("--json", action="store_true", help="print results.json instead of tables")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="run the deals as Ray tasks: on the cluster at ADDRESS, else RAY_ADDRESS, else a local Ray "
