@@ -24,6 +24,7 @@ from ..engine import PHASE_NAMES, Game, IllegalActionError
 from ..view import SeatView
 from . import layout as L
 from .batch import CoreBatch, _book, game_from_row, state_row
+from .encode import observe_seat
 from .play import apply_legal, apply_legal_books
 
 _VIEW_PLANS: dict = {}
@@ -34,7 +35,7 @@ _BOOKS = [_book(c) for c in range(12 * 512)]
  _INCOMPLETE, _ASKED, _PERM, _CANCELS, _OVER) = (L.PHASE, L.CURRENT, L.TURN, L.DISC_LEN, L.NRS, L.RACTIONS, L.STOCK_LEN,
                                                   L.ROUND, L.MINIMUM, L.PROV_VALUE, L.F_S, L.F_J, L.FORCED, L.INCOMPLETE,
                                                   L.ASKED, L.PERM, L.CANCELS, L.OVER)
-_BOOKS_AT, _MAXB, _DISC, _RSC, _MAXT = L.BOOKS, L.MAXB, L.DISC, L.RSC, L.MAXT
+_BOOKS_AT, _MAXB, _DISC, _RSC, _MAXT, _ACOUNT, _SEED = L.BOOKS, L.MAXB, L.DISC, L.RSC, L.MAXT, L.ACOUNT, L.SEED
 
 
 def _view_plan(n: int, nt: int):
@@ -118,9 +119,10 @@ class CompiledGame:
 
     def apply_legal(self, a: int) -> None:
         """Apply ``a``, an action of :meth:`legal_actions` of this very state, unchecked (as ``Game``)."""
-        self._sync()
+        if self._handed:
+            self._sync()
         b = self._batch
-        self.history.append((int(self._row[L.CURRENT]), a))
+        self.history.append((self._row.item(_CURRENT), a))
         apply_legal(self._row, b.R, a, b.ro, b.wo)
         self._version += 1
 
@@ -159,21 +161,27 @@ class CompiledGame:
 
     def observe(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
         """Observation and mask of ``seat`` into ``obs`` (float32) and ``mask`` (int8); the legal count."""
-        self._sync()
-        return self._batch.observe(self._index, seat, obs, mask)
+        if self._handed:
+            self._sync()
+        b = self._batch
+        return observe_seat(self._row, b.R, seat, obs, mask, b._legal, b.ro, b.wo)
 
     # --------------------------------------------------------------- reading
+    # (the AEC env reads these several times a step: ``ndarray.item`` and an inline test of
+    # ``_handed`` keep them cheap)
     @property
     def current(self) -> int:
-        self._sync()
-        return int(self._row[L.CURRENT])
+        if self._handed:
+            self._sync()
+        return self._row.item(_CURRENT)
 
     current_player = current
 
     @property
     def phase(self) -> int:
-        self._sync()
-        return int(self._row[L.PHASE])
+        if self._handed:
+            self._sync()
+        return self._row.item(_PHASE)
 
     @property
     def turn_player(self) -> int:
@@ -181,16 +189,16 @@ class CompiledGame:
 
     @property
     def action_count(self) -> int:
-        return int(self._row[L.ACOUNT])
+        return self._row.item(_ACOUNT)
 
     @property
     def seed(self) -> Optional[int]:
-        s = int(self._row[L.SEED])
+        s = self._row.item(_SEED)
         return None if s < 0 else s
 
     @property
     def game_over(self) -> bool:
-        return bool(self._row[L.OVER])
+        return bool(self._row.item(_OVER))
 
     @property
     def winner(self) -> Optional[int]:
@@ -199,7 +207,7 @@ class CompiledGame:
 
     @property
     def round(self) -> int:
-        return int(self._row[L.ROUND])
+        return self._row.item(_ROUND)
 
     @property
     def scores(self) -> List[int]:
@@ -207,7 +215,7 @@ class CompiledGame:
 
     @property
     def rounds_finished(self) -> int:
-        return int(self._row[L.NRS])
+        return self._row.item(_NRS)
 
     @property
     def round_scores(self) -> List[List[int]]:
