@@ -100,12 +100,19 @@ def play_turn(page, screenshot=None) -> bool:
     click_and_wait(page, f"#legal button[data-action='{names[0]}']")
 
 
-def test_a_person_plays_a_whole_game_by_clicking(server, browser):
+def _one_seat(server, browser, rules, seats, seed, seat):
+    """A new table with one person in ``seat``, that seat's page open: (client, table, token, context,
+    page, the page's errors)."""
     client = Client(server.port)
-    out = client.create(rules="pagat", seats=["human", "strategic", "greedy", "champion"], seed=21, pace_ms=0)
-    table, token = out["table"], out["seats"][0]["token"]
+    out = client.create(rules=rules, seats=seats, seed=seed, pace_ms=0)
     errors = []
-    ctx, page = open_seat(browser, out["seats"][0]["url"], errors)
+    ctx, page = open_seat(browser, out["seats"][seat]["url"], errors)
+    return client, out["table"], out["seats"][seat]["token"], ctx, page, errors
+
+
+def test_a_person_plays_a_whole_game_by_clicking(server, browser):
+    client, table, token, ctx, page, errors = _one_seat(server, browser, "pagat", ["human", "strategic", "greedy",
+                                                                               "champion"], 21, 0)
     try:
         assert len(page.locator("#hand .card").all()) == len(client.state(table, token)["hand"])
         decisions, shot = 0, False
@@ -186,11 +193,8 @@ def test_partners_in_two_browsers_ask_and_answer(server, browser):
 
 
 def test_a_reload_resumes_the_seat(server, browser):
-    client = Client(server.port)
-    out = client.create(rules="bicycle", seats=["strategic", "human", "greedy", "random"], seed=9, pace_ms=0)
-    table, token = out["table"], out["seats"][1]["token"]
-    errors = []
-    ctx, page = open_seat(browser, out["seats"][1]["url"], errors)
+    client, table, token, ctx, page, errors = _one_seat(server, browser, "bicycle", ["strategic", "human", "greedy",
+                                                                                 "random"], 9, 1)
     try:
         for _ in range(12):
             page.wait_for_function("document.body.dataset.toAct === '1'")

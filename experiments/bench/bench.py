@@ -102,8 +102,12 @@ from experiments.bench.training import bench_train, train_targets
 
 
 # ------------------------------------------------------------------------------ rows
-def bench_engine(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
+def bench_engine(preset: str, cfg: Dict[str, Any], observe: bool = False) -> "_GameRunner":
+    """The ``engine`` row (``observe``: the ``engine_obs`` row, which also encodes the observation
+    and the mask of the player to act before every action).  Two loops, so that the row without
+    observations pays no test for them per action."""
     from handfoot_env.engine import Game
+    from handfoot_env.observation import encode_observation, mask_of
     g = Game(preset)
     rng = random.Random(cfg["seed"])
 
@@ -117,7 +121,19 @@ def bench_engine(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
             n += 1
         return n, 0
 
-    return _GameRunner(play, cfg, cfg["seed"])
+    def play_observed(seed: int):
+        g.reset(seed=seed)
+        legal_actions, apply, rr = g.legal_actions, g.apply_legal, rng.randrange
+        n = 0
+        while not g.game_over:
+            la = legal_actions()
+            encode_observation(g, g.current, la)
+            mask_of(la)
+            apply(la[rr(len(la))])
+            n += 1
+        return n, n
+
+    return _GameRunner(play_observed if observe else play, cfg, cfg["seed"])
 
 
 def play_aec_game(env, seed: int, rng: random.Random) -> int:
@@ -144,27 +160,6 @@ def bench_aec(preset: str, cfg: Dict[str, Any], core: str = "reference") -> "_Ga
 
     def play(seed: int):
         n = play_aec_game(env, seed, rng)
-        return n, n
-
-    return _GameRunner(play, cfg, cfg["seed"])
-
-
-def bench_engine_obs(preset: str, cfg: Dict[str, Any]) -> "_GameRunner":
-    from handfoot_env.engine import Game
-    from handfoot_env.observation import encode_observation, mask_of
-    g = Game(preset)
-    rng = random.Random(cfg["seed"])
-
-    def play(seed: int):
-        g.reset(seed=seed)
-        legal_actions, apply, rr = g.legal_actions, g.apply_legal, rng.randrange
-        n = 0
-        while not g.game_over:
-            la = legal_actions()
-            encode_observation(g, g.current, la)
-            mask_of(la)
-            apply(la[rr(len(la))])
-            n += 1
         return n, n
 
     return _GameRunner(play, cfg, cfg["seed"])
@@ -487,7 +482,7 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
                              lambda p=preset: bench_engine(p, cfg), g))
         if "engine_obs" in kinds:
             rows.append(_row("engine_obs", preset, "engine + observation + mask (reference)",
-                             lambda p=preset: bench_engine_obs(p, cfg), g))
+                             lambda p=preset: bench_engine(p, cfg, observe=True), g))
         if "core" in kinds and not g:
             rows.append(_row("core", preset, f"compiled core x{cfg['core']['n_games']} (obs + mask, one call "
                              "per step of all games)", lambda p=preset: _CoreRunner(p, cfg), g))
@@ -500,8 +495,9 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
         for kind, core in (("eval", "reference"), ("eval_compiled", "compiled")):
             if kind in kinds and not g:
                 for pair in cfg["eval"]["pairs"]:
-                    rows.append(_row(kind, f"{preset}:{'+'.join(pair)}", f"evaluation games {pair[0]} vs {pair[1]} "
-                                     f"(harness, core='{core}')", lambda p=preset, a=pair, c=core: bench_eval(p, cfg, a, c)))
+                    rows.append(_row(kind, f"{preset}:{'+'.join(pair)}",
+                                     f"evaluation games {pair[0]} vs {pair[1]} (harness, core='{core}')",
+                                     lambda p=preset, a=pair, c=core: bench_eval(p, cfg, a, c)))
         if "vecenv" in kinds and not g:
             rows.append(_row("vecenv", preset, f"BatchedVecEnv x{cfg['vecenv']['n_envs']} (learner obs + mask)",
                              lambda p=preset: bench_vecenv(p, cfg), g))

@@ -32,9 +32,9 @@ _NO_PENDING = (0,) * NUM_KINDS
 #: every book code of the row (slot * 512 + naturals * 64 + twos * 8 + jokers) decoded, by code
 _BOOKS = [_book(c) for c in range(12 * 512)]
 (_PHASE, _CURRENT, _TURN, _DISC_LEN, _NRS, _RACTIONS, _STOCK_LEN, _ROUND, _MINIMUM, _PROV_VALUE, _F_S, _F_J, _FORCED,
- _INCOMPLETE, _ASKED, _PERM, _CANCELS, _OVER) = (L.PHASE, L.CURRENT, L.TURN, L.DISC_LEN, L.NRS, L.RACTIONS, L.STOCK_LEN,
-                                                  L.ROUND, L.MINIMUM, L.PROV_VALUE, L.F_S, L.F_J, L.FORCED, L.INCOMPLETE,
-                                                  L.ASKED, L.PERM, L.CANCELS, L.OVER)
+ _INCOMPLETE, _ASKED, _PERM, _CANCELS, _OVER) = (
+    L.PHASE, L.CURRENT, L.TURN, L.DISC_LEN, L.NRS, L.RACTIONS, L.STOCK_LEN, L.ROUND, L.MINIMUM, L.PROV_VALUE, L.F_S,
+    L.F_J, L.FORCED, L.INCOMPLETE, L.ASKED, L.PERM, L.CANCELS, L.OVER)
 _BOOKS_AT, _MAXB, _DISC, _RSC, _MAXT, _ACOUNT, _SEED = L.BOOKS, L.MAXB, L.DISC, L.RSC, L.MAXT, L.ACOUNT, L.SEED
 
 
@@ -55,8 +55,8 @@ def _view_plan(n: int, nt: int):
     return got
 
 
-_OWN = frozenset(("_batch", "_index", "_row", "_books", "_ref", "_ref_version", "_version", "_handed", "history", "rules", "n",
-                  "num_teams", "team_of", "teammates"))
+_OWN = frozenset(("_batch", "_index", "_row", "_books", "_ref", "_ref_version", "_version", "_handed", "history",
+                  "rules", "n", "num_teams", "team_of", "teammates"))
 
 
 class CompiledGame:
