@@ -374,10 +374,11 @@ def _side_stats(rules: RuleConfig, res: Dict[str, Any], sides: List[int]) -> Dic
 def eval_core(core: str, specs: Sequence[str]) -> str:
     """The core an evaluation runs on.  ``auto``: the compiled core when ``resolve_core("auto")`` picks
     it (Numba installed) and every agent is a network that reads only its observation
-    (``needs_observation`` and not ``needs_view``), else the reference.  Measured (docs/compiled_core.md,
-    "Evaluation"): with only network seats the compiled core plays faster (the observation, mask and legal list in one compiled call, no seat
-    view); a heuristic seat needs its :class:`~handfoot_env.view.SeatView`, which the reference
-    engine builds from its own Python lists faster than the compiled core reads it from its row."""
+    (``needs_observation`` and not ``needs_view``), else the reference.  Measured
+    (docs/compiled_core.md, "Evaluation"): with only network seats the compiled core plays faster
+    (the observation, mask and legal list in one compiled call, no seat view); a heuristic seat
+    needs its :class:`~handfoot_env.view.SeatView`, which the reference engine builds from its own
+    Python lists faster than the compiled core reads it from its row."""
     if core != "auto":
         return resolve_core(core)
     if resolve_core("auto") != "compiled":
