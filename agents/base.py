@@ -35,7 +35,8 @@ class Agent:
     #: whether :meth:`act` needs the encoded observation (policy agents); heuristics use the view
     needs_observation: bool = False
     #: an agent with ``needs_observation`` that never reads ``view`` sets this false: where building the
-    #: view costs time (the evaluation harness), it is then given ``view=None``
+    #: view costs time (the evaluation harness), it is then given ``view=None`` (a subclass of one that
+    #: does, ``PolicyAgent`` among them, sets it back to true if it reads the view)
     needs_view: bool = True
 
     def __init__(self, seed: int = 0):
@@ -70,3 +71,9 @@ def agent_action(agent, game: Game, seat: int) -> int:
     if getattr(agent, "needs_observation", False):
         obs = {"observation": encode_observation(game, seat), "action_mask": action_mask(game, seat)}
     return int(agent.act(obs, seat_view(game, seat)))
+
+
+def observation_only(agent) -> bool:
+    """Whether ``agent`` reads only its observation (``needs_observation`` and not ``needs_view``): it may
+    be given ``view=None``."""
+    return bool(getattr(agent, "needs_observation", False)) and not getattr(agent, "needs_view", True)

@@ -76,6 +76,16 @@ def test_bench_reports_not_installed(tmp_path, capsys, monkeypatch):
     assert {r["id"]: r["status"] for r in res["rows"]}["openspiel/gin_rummy"] == "not installed"
 
 
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core needs Numba")
+def test_core_profile_script_times_every_kernel(capsys):
+    from experiments.bench.profile_core import main
+    assert main(["--games", "4", "--steps", "21", "--hot", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("8 mid-game states of pagat")
+    rows = {ln.split()[0]: [float(x) for x in ln.split()[1:]] for ln in lines[2:]}
+    assert sorted(rows) == ["acting", "apply", "legal", "observe"] and all(x > 0 for v in rows.values() for x in v)
+
+
 def test_profile_script_runs(capsys):
     from experiments.bench.profile_aec import main
     assert main(["--games", "1", "--warmup", "0"]) == 0

@@ -170,7 +170,7 @@ def bench_eval(preset: str, cfg: Dict[str, Any], agents: List[str], core: str) -
     from experiments.evaluation.harness import lineup, play_game
     from handfoot_env.config import load_rules
     rules = load_rules(preset)
-    net = [bool(getattr(make_agent(a, 0), "needs_observation", False)) for a in agents]
+    net = [bool(getattr(make_agent(a, 0), "needs_observation", False)) for a in agents]    # seats with an observation
 
     def play(seed: int):
         sides = lineup(rules.teams, bool(seed % 2))

@@ -66,6 +66,7 @@ import numpy
 from tqdm import tqdm
 
 import handfoot_env
+from agents.base import observation_only
 from agents.registry import make_agent
 from experiments.evaluation.report import _plots, _write_csv
 from experiments.evaluation.stats import bradley_terry_elo, pair_stats, win_rate_ci
@@ -78,7 +79,7 @@ from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.observation import encode_observation, mask_of, observation_size
 from handfoot_env.view import seat_view
 from handfoot_env.config import check_seed
-from handfoot_env.compiled import resolve_core
+from handfoot_env.compiled import available, resolve_core
 from experiments.evaluation.stats import anchor_ratings
 
 
@@ -146,6 +147,8 @@ class EvalConfig:
         for name in ("records", "plots", "progress"):
             if not isinstance(getattr(self, name), bool):
                 raise EvalConfigError(f"'{name}' must be true or false, got {getattr(self, name)!r}")
+        if self.core is None:
+            self.core = "auto"
         try:
             resolve_core(self.core)
         except ValueError as e:
@@ -260,26 +263,27 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
     bc_ref = None if compiled else g.book_counts
     log: List[Tuple[int, int]] = []
     steps = 0
+    needs_obs = [getattr(a, "needs_observation", False) for a in agents]
+    needs_view = [not observation_only(a) for a in agents]
     while not g.game_over:
         if steps >= limit:
             raise RuntimeError(f"game seed {seed} did not end within {limit} actions (seats {list(seat_specs)})")
         p = g.current
         ag = agents[p]
-        needs_obs = getattr(ag, "needs_observation", False)
-        needs_view = not needs_obs or getattr(ag, "needs_view", True)
         obs = view = None
         if compiled:
-            g.observe(p, obs_buf, mask_buf)
-            legal = numpy.flatnonzero(mask_buf).tolist()
-            if needs_view:
-                view = g.seat_view(p, legal)
-            if needs_obs:
+            if needs_obs[p]:
+                legal = g.observe_legal(p, obs_buf, mask_buf)
                 obs = {"observation": obs_buf.copy(), "action_mask": mask_buf.copy()}
+            else:
+                legal = g.legal_actions()
+            if needs_view[p]:
+                view = g.seat_view(p, legal)
         else:
             legal = g.legal_actions()
-            if needs_view:
+            if needs_view[p]:
                 view = seat_view(g, p, legal)
-            if needs_obs:
+            if needs_obs[p]:
                 obs = {"observation": encode_observation(g, p, legal), "action_mask": mask_of(legal)}
         a = ag.act(obs, view)
         if a not in legal:
@@ -383,17 +387,15 @@ def eval_core(core: str, specs: Sequence[str]) -> str:
         return resolve_core(core)
     if resolve_core("auto") != "compiled":
         return "reference"
-    for spec in specs:
-        ag = _agent_for(spec, 0)
-        if not getattr(ag, "needs_observation", False) or getattr(ag, "needs_view", True):
-            return "reference"
-    return "compiled"
+    return "compiled" if all(observation_only(_agent_for(spec, 0)) for spec in specs) else "reference"
 
 
 def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
     """Worker: play the deals of one chunk of one pairing; results in deal order."""
     rules_dict, spec_a, spec_b, seed, deals, records_dir, pair_label, core = task
     rules = load_rules(rules_dict)
+    if core == "compiled" and not available():
+        core = "reference"          # a worker without Numba (a Ray node): the same games on the reference
     out = []
     for d in deals:
         s = deal_seed(seed, d)

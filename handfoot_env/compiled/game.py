@@ -129,9 +129,10 @@ class CompiledGame:
     def apply_legal_books(self, a: int) -> Optional[List[List[int]]]:
         """:meth:`apply_legal`; when ``a`` ends a round, each team's book counts (clean, dirty, wild)
         of that round (the reference keeps them in ``book_counts`` until the next deal), else None."""
-        self._sync()
+        if self._handed:
+            self._sync()
         b = self._batch
-        self.history.append((int(self._row[L.CURRENT]), a))
+        self.history.append((self._row.item(_CURRENT), a))
         ended = apply_legal_books(self._row, b.R, a, b.ro, b.wo, self._books)
         self._version += 1
         if not ended:
@@ -158,6 +159,11 @@ class CompiledGame:
 
     def step_name(self, name: str) -> None:
         self.step(action_index(name))
+
+    def observe_legal(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> List[int]:
+        """:meth:`observe`, returning the legal list of ``seat`` (empty unless it is to act)."""
+        n = self.observe(seat, obs, mask)
+        return self._batch._legal[:n].tolist()
 
     def observe(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
         """Observation and mask of ``seat`` into ``obs`` (float32) and ``mask`` (int8); the legal count."""
