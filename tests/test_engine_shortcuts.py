@@ -128,6 +128,11 @@ def test_opening_bounds_on_hand_computed_hands():
     one_king[9] = 3
     assert opening_bounds(_hand(king=1), one_king, True, 20, 11) is False
     assert opening_bounds(_hand(king=1), one_king, True, 20, 10) is True
+    assert opening_bounds(_hand(king=3), one_king, True, 1, 10) is True        # one card may be melded
+    assert opening_bounds(_hand(king=3), one_king, True, 1, 11) is False
+    # three cards at most: the kings fill the upper bound (30) and the fours are never counted
+    assert opening_bounds(_hand(king=3, four=3), none, True, 3, 30) is True
+    assert opening_bounds(_hand(king=3, four=3), none, True, 3, 31) is False
     # meld sizes 1 and 2 (a pickup overflow) leave it to the program; 0 and 3 do not
     for slot in (4, WILD_SLOT):
         for size, answered in ((1, False), (2, False), (3, True)):
