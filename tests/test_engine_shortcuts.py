@@ -133,6 +133,14 @@ def test_opening_bounds_on_hand_computed_hands():
     # three cards at most: the kings fill the upper bound (30) and the fours are never counted
     assert opening_bounds(_hand(king=3, four=3), none, True, 3, 30) is True
     assert opening_bounds(_hand(king=3, four=3), none, True, 3, 31) is False
+    # three jokers make a wild meld of their own (150) when exactly three cards may be melded
+    assert opening_bounds(_hand(joker=3), none, True, 3, 150) is True
+    # seven cards: upper bound 150 + 30 + 5 = 185; the lower bound (wild meld, then the kings: 180)
+    # cannot place a lone four, so 185 is left to the program
+    h = _hand(joker=3, king=3, four=3)
+    assert opening_bounds(h, none, True, 7, 186) is False
+    assert opening_bounds(h, none, True, 7, 185) is None
+    assert opening_bounds(h, none, True, 7, 180) is True
     # meld sizes 1 and 2 (a pickup overflow) leave it to the program; 0 and 3 do not
     for slot in (4, WILD_SLOT):
         for size, answered in ((1, False), (2, False), (3, True)):
