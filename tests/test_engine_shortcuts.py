@@ -141,6 +141,16 @@ def test_opening_bounds_on_hand_computed_hands():
     assert opening_bounds(h, none, True, 7, 186) is False
     assert opening_bounds(h, none, True, 7, 185) is None
     assert opening_bounds(h, none, True, 7, 180) is True
+    # a lone ace cannot be melded, and the kings after it still count
+    assert opening_bounds(_hand(ace=1, king=3), none, True, 20, 30) is True
+    # ten kings: a book of seven, then a new meld of three (100)
+    assert opening_bounds(_hand(king=10), none, True, 20, 100) is True
+    # ... but with eight cards at most only the book counts for sure (70), the upper bound is 80
+    assert opening_bounds(_hand(king=10), none, True, 8, 80) is None
+    assert opening_bounds(_hand(king=10), none, True, 8, 70) is True
+    # fifteen kings: a book and a second meld of at most seven (140), one king left over
+    assert opening_bounds(_hand(king=15), none, True, 20, 141) is None
+    assert opening_bounds(_hand(king=15), none, True, 20, 140) is True
     # meld sizes 1 and 2 (a pickup overflow) leave it to the program; 0 and 3 do not
     for slot in (4, WILD_SLOT):
         for size, answered in ((1, False), (2, False), (3, True)):
