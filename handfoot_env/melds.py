@@ -169,7 +169,7 @@ def opening_bounds(hand: Sequence[int], sizes: Sequence[int], wild_melds: bool, 
     # Not meldable: threes, a single natural of a rank without an unfinished meld, and a
     # pair of such a rank without a wild (a new meld of two naturals needs exactly one
     # wild, so at most ``wilds`` such pairs).
-    counts = [0, 0, 0, 0]                  # cards of value 5, 10, 20 (aces) and pairs' ranks
+    counts = [0, 0, 0]                     # cards of value 5, 10 and 20 (aces), pairs included
     pairs: List[int] = []
     for r in _RANKS_BY_VALUE:
         sz = sizes[r]

@@ -136,3 +136,14 @@ def test_core_names_resolve():
     env = handfoot_v0.env(core="reference")
     assert env.unwrapped.core == "reference" and type(env.unwrapped.game) is Game
     assert handfoot_v0.env().unwrapped.core == "compiled"
+
+
+def test_handfoot_core_names_what_auto_means(monkeypatch):
+    monkeypatch.setenv("HANDFOOT_CORE", "reference")
+    assert resolve_core("auto") == resolve_core(None) == "reference" and resolve_core("compiled") == "compiled"
+    assert handfoot_v0.env().unwrapped.core == "reference"
+    monkeypatch.setenv("HANDFOOT_CORE", "compiled")
+    assert resolve_core("auto") == "compiled"
+    monkeypatch.setenv("HANDFOOT_CORE", "fast")
+    with pytest.raises(ValueError, match="HANDFOOT_CORE must be 'reference' or 'compiled', got 'fast'"):
+        resolve_core("auto")

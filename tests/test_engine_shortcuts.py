@@ -93,6 +93,75 @@ def test_opening_bounds_never_contradict_the_dynamic_program():
     assert decided[True] > 1000 and decided[False] > 1000, decided
 
 
+def _hand(**kinds):
+    """A hand of card counts by kind name (``four=3``, ``king=3``, ``joker=1``)."""
+    names = ["four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king", "ace", "two", "joker",
+             "red3", "black3"]
+    h = [0] * len(names)
+    for k, v in kinds.items():
+        h[names.index(k)] = v
+    return h
+
+
+def test_opening_bounds_on_hand_computed_hands():
+    """Where the shortcut answers and what it answers, worked out by hand from its bounds: the upper
+    bound (the best ``max_cards`` card values that could be melded) decides False just under it, the
+    lower bound (melds the program certainly lists) decides True at it, and a meld of one or two
+    cards (only an opened team's pickup overflow) leaves the answer to the program."""
+    none = [0] * NUM_SLOTS
+    # three kings (30) and three fours (15): every card melds, upper bound 45 = lower bound
+    h = _hand(king=3, four=3)
+    assert opening_bounds(h, none, True, 20, 45) is True
+    assert opening_bounds(h, none, True, 20, 46) is False
+    # five cards at most: upper bound 30 + 2 x 5 = 40; the lower bound has only the kings (30)
+    assert opening_bounds(h, none, True, 5, 41) is False
+    assert opening_bounds(h, none, True, 5, 40) is None
+    assert opening_bounds(h, none, True, 5, 30) is True
+    # a lone ace and a lone two: the ace alone cannot be melded (no meld of aces), the two adds 20
+    assert opening_bounds(_hand(ace=1, two=1), none, True, 20, 21) is False
+    # two pairs and one joker: one pair can take the joker (50 + 2 x 10), the other cannot be melded
+    h = _hand(queen=2, jack=2, joker=1)
+    assert opening_bounds(h, none, True, 20, 71) is False
+    assert opening_bounds(h, none, True, 20, 70) is True           # queens and the joker: 20 + 50
+    # an unfinished meld of kings takes a single king
+    one_king = list(none)
+    one_king[9] = 3
+    assert opening_bounds(_hand(king=1), one_king, True, 20, 11) is False
+    assert opening_bounds(_hand(king=1), one_king, True, 20, 10) is True
+    assert opening_bounds(_hand(king=3), one_king, True, 1, 10) is True        # one card may be melded
+    assert opening_bounds(_hand(king=3), one_king, True, 1, 11) is False
+    # three cards at most: the kings fill the upper bound (30) and the fours are never counted
+    assert opening_bounds(_hand(king=3, four=3), none, True, 3, 30) is True
+    assert opening_bounds(_hand(king=3, four=3), none, True, 3, 31) is False
+    # three jokers make a wild meld of their own (150) when exactly three cards may be melded
+    assert opening_bounds(_hand(joker=3), none, True, 3, 150) is True
+    # seven cards: upper bound 150 + 30 + 5 = 185; the lower bound (wild meld, then the kings: 180)
+    # cannot place a lone four, so 185 is left to the program
+    h = _hand(joker=3, king=3, four=3)
+    assert opening_bounds(h, none, True, 7, 186) is False
+    assert opening_bounds(h, none, True, 7, 185) is None
+    assert opening_bounds(h, none, True, 7, 180) is True
+    # a lone ace cannot be melded, and the kings after it still count
+    assert opening_bounds(_hand(ace=1, king=3), none, True, 20, 30) is True
+    # ten kings: a book of seven, then a new meld of three (100)
+    assert opening_bounds(_hand(king=10), none, True, 20, 100) is True
+    # ... but with eight cards at most only the book counts for sure (70), the upper bound is 80
+    assert opening_bounds(_hand(king=10), none, True, 8, 80) is None
+    assert opening_bounds(_hand(king=10), none, True, 8, 70) is True
+    # fifteen kings: a book and a second meld of at most seven (140), one king left over
+    assert opening_bounds(_hand(king=15), none, True, 20, 141) is None
+    assert opening_bounds(_hand(king=15), none, True, 20, 140) is True
+    # meld sizes 1 and 2 (a pickup overflow) leave it to the program; 0 and 3 do not
+    for slot in (4, WILD_SLOT):
+        for size, answered in ((1, False), (2, False), (3, True)):
+            sizes = list(none)
+            sizes[slot] = size
+            verdict = opening_bounds([0] * 15, sizes, True, 20, 10)
+            assert (verdict is not None) == answered, (slot, size, verdict)
+            if answered:
+                assert verdict is False                             # nothing in hand: 0 < 10
+
+
 def test_legal_lists_are_the_same_with_the_dynamic_program_alone(monkeypatch):
     states = [(rules, g.clone(), legal) for rules in PRESETS for g, legal in _play(rules, games=6, seed=9)]
     monkeypatch.setattr(engine, "opening_bounds", lambda *args: None)

@@ -35,9 +35,16 @@ def available() -> bool:
 
 def resolve_core(core) -> str:
     """``"compiled"`` or ``"reference"`` for a ``core`` argument: None or ``"auto"`` picks the
-    compiled core when Numba is installed; ``"compiled"`` without Numba is a ``ValueError``."""
+    compiled core when Numba is installed, unless the environment variable ``HANDFOOT_CORE``
+    names the core ``auto`` means (``reference`` or ``compiled``; mutation runs set it to
+    ``reference``, whose code they mutate); ``"compiled"`` without Numba is a ``ValueError``."""
     if core is None or core == "auto":
-        return "compiled" if available() else "reference"
+        forced = os.environ.get("HANDFOOT_CORE")
+        if not forced:
+            return "compiled" if available() else "reference"
+        if forced not in CORES:
+            raise ValueError(f"HANDFOOT_CORE must be 'reference' or 'compiled', got {forced!r}")
+        core = forced
     if core not in CORES:
         raise ValueError(f"core must be 'reference', 'compiled' or 'auto', got {core!r}")
     if core == "compiled" and not available():
