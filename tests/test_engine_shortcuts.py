@@ -123,6 +123,7 @@ def test_opening_bounds_on_hand_computed_hands():
     h = _hand(queen=2, jack=2, joker=1)
     assert opening_bounds(h, none, True, 20, 71) is False
     assert opening_bounds(h, none, True, 20, 70) is True           # queens and the joker: 20 + 50
+    assert opening_bounds(_hand(queen=2, joker=1), none, True, 3, 70) is True    # exactly three cards
     # an unfinished meld of kings takes a single king
     one_king = list(none)
     one_king[9] = 3
