@@ -152,6 +152,13 @@ def test_opening_bounds_on_hand_computed_hands():
     # fifteen kings: a book and a second meld of at most seven (140), one king left over
     assert opening_bounds(_hand(king=15), none, True, 20, 141) is None
     assert opening_bounds(_hand(king=15), none, True, 20, 140) is True
+    # new melds of a pair and one wild, after the naturals, as many as there are wilds and cards
+    assert opening_bounds(_hand(king=3, queen=2, joker=1), none, True, 20, 100) is True
+    h = _hand(queen=2, jack=2, joker=2)
+    assert opening_bounds(h, none, True, 20, 140) is True
+    assert opening_bounds(h, none, True, 6, 140) is True
+    assert opening_bounds(h, none, True, 5, 130) is None               # room for one such meld only
+    assert opening_bounds(_hand(queen=2, two=1), none, True, 20, 40) is True      # a two counts 20
     # meld sizes 1 and 2 (a pickup overflow) leave it to the program; 0 and 3 do not
     for slot in (4, WILD_SLOT):
         for size, answered in ((1, False), (2, False), (3, True)):
