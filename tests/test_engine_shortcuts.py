@@ -170,6 +170,20 @@ def test_opening_bounds_on_hand_computed_hands():
                 assert verdict is False                             # nothing in hand: 0 < 10
 
 
+def test_max_meld_value_on_hand_computed_hands():
+    """The dynamic program's value at and just under the card limit (pagat: the double wild limit,
+    wild melds allowed)."""
+    rules = Game("pagat").rules
+    empty = [[0, 0, 0]] * NUM_SLOTS
+    assert max_meld_value(_hand(king=3), empty, rules, 3) == 30
+    assert max_meld_value(_hand(king=3), empty, rules, 2) == 0              # no meld of two cards
+    assert max_meld_value(_hand(king=3, joker=1), empty, rules, 3) == 70    # two kings and the joker
+    assert max_meld_value(_hand(king=3, joker=1), empty, rules, 4) == 80    # three kings and the joker
+    assert max_meld_value(_hand(joker=3), empty, rules, 3) == 150           # a wild meld
+    assert max_meld_value(_hand(joker=3), empty, rules, 2) == 0
+    assert max_meld_value(_hand(king=2, two=1), empty, rules, 3) == 40
+
+
 def test_legal_lists_are_the_same_with_the_dynamic_program_alone(monkeypatch):
     states = [(rules, g.clone(), legal) for rules in PRESETS for g, legal in _play(rules, games=6, seed=9)]
     monkeypatch.setattr(engine, "opening_bounds", lambda *args: None)
