@@ -355,6 +355,18 @@ def test_red_three_laid_stays_after_cancel_melds():
     assert g.red3[0] == 1 and g.hands[0][RED3] == 0 and melds_of(g, 0) == {}
 
 
+def test_after_the_cancel_a_book_frees_its_rank_for_the_opening():
+    """An unopened team whose cancel is spent may only meld while the minimum stays reachable; a meld
+    that completes a book leaves the rank free for a new meld, and the reach counts it."""
+    g = new_game(hands=["", "", "", "K K K K K K K K K K A A A"], stock="4 4", round=4)     # player_3 opens round 4
+    play(g, "draw", "meld:K:3:0:0", "cancel_melds")
+    assert g.minimum == 150 and g.cancels == 1 and not g.opened[1]
+    # a book of seven kings (70), then a new meld of the other three (30) and three aces (60): 160
+    assert is_legal(g, "meld:K:7:0:0")
+    play(g, "meld:K:7:0:0", "meld:K:3:0:0", "meld:A:3:0:0")
+    assert g.opened[1]
+
+
 def test_cancel_melds_once_per_turn():
     g = new_game(hands=["5 5 5 6 6 6 K K K 9 10 J Q"], stock="4 4")
     play(g, "draw", "meld:5:3:0:0", "cancel_melds", "meld:5:3:0:0")    # K K K can still open
