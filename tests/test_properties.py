@@ -21,6 +21,8 @@ from typing import Callable, List
 
 import pytest
 
+from handfoot_env.view import seat_view
+
 from handfoot_env.actions import (ACTION_NAMES, ANSWER_YES, ASK_GO_OUT, DISCARD_BASE, DISCARD_KINDS, MELD_BASE,
                                   MELD_SPECS, NUM_ACTIONS, PICKUP)
 from handfoot_env.cards import BLACK3, JOKER, TWO, WILD_SLOT, deck_counts
@@ -176,6 +178,28 @@ def test_replay_from_seed_and_actions_reproduces_the_state():
     fresh = Game("pagat")
     fresh.reset(seed=77)
     assert other.state_dict()["hands"] != fresh.state_dict()["hands"]
+
+
+@pytest.mark.parametrize("preset,seed", [("pagat", 21), ("six_player", 22)])
+def test_each_round_counts_its_own_actions(preset, seed):
+    """``round_details[i]["actions"]`` is the number of actions played in round i, they add up to the
+    game's ``action_count``, and a seat's ``round_history`` is exactly the actions of the round so far."""
+    g = Game(preset)
+    g.reset(seed=seed)
+    rng = random.Random(seed)
+    since = 0
+    while not g.game_over:
+        if rng.random() < 0.05:
+            assert seat_view(g, g.current).round_history == tuple(g.history[len(g.history) - since:] if since else ())
+        legal = g.legal_actions()
+        rounds = len(g.round_details)
+        g.step(legal[rng.randrange(len(legal))])
+        since += 1
+        if len(g.round_details) > rounds:
+            assert g.round_details[rounds]["actions"] == since
+            since = 0
+    assert sum(d["actions"] for d in g.round_details) == g.action_count == len(g.history)
+    assert len(g.round_details) >= 4
 
 
 @pytest.mark.parametrize("preset,seed", [("pagat", 11), ("bicycle", 12), ("six_player", 13), ("individual", 14)])
