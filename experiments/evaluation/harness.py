@@ -299,21 +299,28 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
         if compiled:
             ended = g.apply_legal_books(a)       # a finished round's books, before the next deal
             if ended is not None:
-                for t in range(g.num_teams):
-                    for k in range(3):
-                        books[t][k] += ended[t][k]
+                _add_books(books, ended)
             continue
         g.step(a)
         if g.book_counts is not bc_ref:
             # a new round was dealt: bc_ref holds the finished round's books
-            for t in range(g.num_teams):
-                for k in range(3):
-                    books[t][k] += bc_ref[t][k]
+            _add_books(books, bc_ref)
             bc_ref = g.book_counts
     if not compiled:
-        for t in range(g.num_teams):
-            for k in range(3):
-                books[t][k] += bc_ref[t][k]
+        _add_books(books, bc_ref)
+    return _game_summary(g, seat_specs, seed, books, actions, pickups, log if record else None)
+
+
+def _add_books(books: List[List[int]], counts) -> None:
+    """Add one round's book counts (clean, dirty, wild per team) to the game's totals."""
+    for t, c in enumerate(counts):
+        for k in range(3):
+            books[t][k] += c[k]
+
+
+def _game_summary(g, seat_specs: Sequence[str], seed: int, books, actions, pickups,
+                  log: Optional[List[Tuple[int, int]]]) -> Dict[str, Any]:
+    """:func:`play_game`'s result for a finished game ``g`` (with the record when ``log`` is given)."""
     went_out = [0] * g.num_teams
     for d in g.round_details:
         if d["went_out"] is not None:
@@ -327,7 +334,7 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
         "actions": actions,
         "pickups": pickups,
     }
-    if record:
+    if log is not None:
         out["record"] = {
             "rules": g.rules.to_dict(),
             "seed": seed,
