@@ -571,7 +571,7 @@ class Game:
         ``_add_legal_melds`` skips this call when the team has opened, no pickup meld is
         pending and the meld leaves two cards or the player is not in the foot (it
         returns None then): a new check for that case must go there too
-        (tests/test_bench.py compares legal_actions with reason_illegal).
+        (tests/test_hot_paths.py compares legal_actions with reason_illegal).
         """
         team, size, in_foot, opened, go_ok, cancel_left = ctx
         used = n + t + j

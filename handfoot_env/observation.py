@@ -209,7 +209,7 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     the teams' table blocks and the pile blocks change rarely and are kept
     packed as float32 bytes between changes (``game.table_cache``,
     ``game.pile_cache``); the rest is gathered into two short lists and packed
-    with ``struct``; one join makes the (writable) array.  tests/test_bench.py
+    with ``struct``; one join makes the (writable) array.  tests/test_hot_paths.py
     checks it against a straightforward encoding.
     """
     n, nt = game.n, game.num_teams

@@ -3,14 +3,24 @@
 Under a mutation run (docs/testing.md) mutmut runs, for each mutant, the tests that call the mutated
 function, stopping at the first failure; it sets ``MUTANT_UNDER_TEST`` to the mutant's name.  Those
 tests are then ordered fastest first, by the durations mutmut recorded in ``mutmut-stats.json``, so
-that a mutant a quick test catches is not first put through the slow ones.  Outside a mutation run
-this file changes nothing.
+that a mutant a quick test catches is not first put through the slow ones.
+
+The mutated modules keep some results between calls (the observation encoder's per-table-size
+packers and tables, the meld module's ``lru_cache`` tables).  mutmut forks each mutant's run from a
+process that has run the tests, so such a cache would hand a mutant the unmutated function's
+results, and its record of which tests call a function would name only the first test to fill it.
+Under a mutation run these caches are emptied before every test.  Outside a mutation run this file
+changes nothing.
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+
+import pytest
+
+_MUTATION_RUN = "MUTANT_UNDER_TEST" in os.environ
 
 
 def pytest_collection_modifyitems(config, items):
@@ -24,3 +34,15 @@ def pytest_collection_modifyitems(config, items):
     except (OSError, ValueError):
         return
     items.sort(key=lambda item: durations.get(item.nodeid, float("inf")))
+
+
+@pytest.fixture(autouse=_MUTATION_RUN)
+def _empty_module_caches():
+    from handfoot_env import melds, observation
+    for cache in (observation._CONTEXTS, observation._PHASE_TURN, observation._PACKERS):
+        cache.clear()
+    for value in vars(melds).values():
+        clear = getattr(value, "cache_clear", None)
+        if clear is not None:
+            clear()
+    yield
