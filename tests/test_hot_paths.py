@@ -177,6 +177,8 @@ def test_cached_pile_and_table_blocks_with_sparse_observations(rules, overrides)
     assert np.array_equal(encode_observation(g, 0), _reference_encoding(g, 0))
     g.discard = [5, 5]
     assert np.array_equal(encode_observation(g, 1), _reference_encoding(g, 1))
+    g.discard = [6, 6, 6]                              # a new pile one card longer than the cached one
+    assert np.array_equal(encode_observation(g, 1), _reference_encoding(g, 1))
 
 
 def test_pickup_shortcuts_agree_with_the_dynamic_program():
