@@ -12,7 +12,7 @@ from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, INCOMPLETE, MAXP,
                      MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GC,
-                     R_GD, R_GW, R_NTM, R_PIF, R_T, R_TAKE, R_TM, R_WM, SPECS, STOCK_LEN, VALS)
+                     R_GD, R_GW, R_NTM, R_PIF, R_T, R_TAKE, R_TM, R_WM, STOCK_LEN, VALS)
 from .searches import completable, go_out_search, max_meld_value, opening_bounds, wild_ok
 
 DRAW_PHASE, MELD_PHASE, ANSWER_PHASE, GAME_OVER = 0, 1, 2, 3
@@ -346,31 +346,51 @@ def _melds_into(s, R, p, out, cnt, ro, wo):
     for slot in range(12):
         m = meld_at(team, slot)
         n0, t0, j0 = s[m], s[m + 1], s[m + 2]
+        size0 = n0 + t0 + j0
         if slot < NR:
             hn = s[h + slot]
             if n0 == 0 and hn == 0:
                 continue
-            first, last = MELD_BASE + 59 * slot, MELD_BASE + 59 * slot + 59
+            # the slot's 59 ids in blocks of (wilds w, twos t), naturals n ascending: only the
+            # blocks and naturals within the hand and the meld size 3..7 are visited (id order kept)
+            aid = MELD_BASE + 59 * slot
+            for w in range(4):
+                nlo = 1 if w == 0 else 0
+                nhi = 7 - w
+                a = 3 - size0 - w
+                lo = nlo if a < nlo else a
+                b = 7 - size0 - w
+                hi = nhi if nhi < b else b
+                if hn < hi:
+                    hi = hn
+                for t in range(w + 1):
+                    j = w - t
+                    if t <= ht and j <= hj:
+                        for n in range(lo, hi + 1):
+                            if wild_ok(n0 + n, t0 + j0 + w, double) and (
+                                    all_ok or (simple and size - n - w >= 2) or meld_post_ok(
+                                        s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t, j,
+                                        size0 + n + w == 7, ro, wo)):
+                                out[cnt] = aid + n - nlo
+                                cnt += 1
+                    aid += nhi - nlo + 1
         else:
             if not R[R_WM] or not (ht or hj):
                 continue
-            hn = 0
-            first, last = MELD_BASE + 59 * NR, MELD_BASE + 59 * NR + 35
-        size0 = n0 + t0 + j0
-        for aid in range(first, last):
-            q = aid - MELD_BASE
-            n, t, j = SPECS[q, 1], SPECS[q, 2], SPECS[q, 3]
-            if n > hn or t > ht or j > hj:
-                continue
-            total = size0 + n + t + j
-            if total < 3 or total > 7:
-                continue
-            if slot != WILD_SLOT and not wild_ok(n0 + n, t0 + j0 + t + j, double):
-                continue
-            if all_ok or (simple and size - n - t - j >= 2) or meld_post_ok(
-                    s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t, j, total == 7, ro, wo):
-                out[cnt] = aid
-                cnt += 1
+            # the wild meld's 35 ids: twos t ascending, then jokers j, 1 <= t + j <= 7
+            aid = MELD_BASE + 59 * NR
+            for t in range(8):
+                for j in range(8 - t):
+                    if t + j == 0:
+                        continue
+                    total = size0 + t + j
+                    if t <= ht and j <= hj and 3 <= total <= 7 and (
+                            all_ok or (simple and size - t - j >= 2) or meld_post_ok(
+                                s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, 0, t, j, total == 7,
+                                ro, wo)):
+                        out[cnt] = aid
+                        cnt += 1
+                    aid += 1
     return cnt
 
 
