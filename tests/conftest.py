@@ -3,7 +3,10 @@
 Under a mutation run (docs/testing.md) mutmut runs, for each mutant, the tests that call the mutated
 function, stopping at the first failure; it sets ``MUTANT_UNDER_TEST`` to the mutant's name.  Those
 tests are then ordered fastest first, by the durations mutmut recorded in ``mutmut-stats.json``, so
-that a mutant a quick test catches is not first put through the slow ones.
+that a mutant a quick test catches is not first put through the slow ones, and each test gets a time
+limit of 20 s plus ten times its recorded duration (SIGALRM): a mutant that makes a game run forever
+(an action that never ends a turn) fails the test at the limit instead of holding a worker until
+mutmut's own CPU limit, thirty times the estimated time of all the mutant's tests.
 
 The mutated modules keep some results between calls (the observation encoder's per-table-size
 packers and tables, the meld module's ``lru_cache`` tables).  mutmut forks each mutant's run from a
@@ -15,16 +18,23 @@ changes nothing.
 from __future__ import annotations
 
 import json
+import math
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 _MUTATION_RUN = "MUTANT_UNDER_TEST" in os.environ
+_DURATIONS: dict = {}
+
+
+def _under_mutant() -> bool:
+    return "__mutmut_" in os.environ.get("MUTANT_UNDER_TEST", "")
 
 
 def pytest_collection_modifyitems(config, items):
-    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
+    if not _under_mutant():
         return
     stats = Path("mutmut-stats.json")           # mutmut runs the tests from its mutants/ folder
     if not stats.is_file():
@@ -33,7 +43,31 @@ def pytest_collection_modifyitems(config, items):
         durations = json.loads(stats.read_text()).get("duration_by_test", {})
     except (OSError, ValueError):
         return
+    _DURATIONS.update(durations)
     items.sort(key=lambda item: durations.get(item.nodeid, float("inf")))
+
+
+class MutantTimeout(Exception):
+    """A test ran past its time limit under a mutant."""
+
+
+@pytest.fixture(autouse=_MUTATION_RUN)
+def _time_limit(request):
+    if not _under_mutant():
+        yield
+        return
+    limit = 20 + math.ceil(10 * _DURATIONS.get(request.node.nodeid, 6.0))
+
+    def expire(signum, frame):
+        raise MutantTimeout(f"{request.node.nodeid}: over {limit} s under {os.environ['MUTANT_UNDER_TEST']}")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(limit)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(autouse=_MUTATION_RUN)
