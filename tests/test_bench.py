@@ -83,6 +83,14 @@ def test_core_profile_script_times_every_kernel(capsys):
     assert lines[0].startswith("8 mid-game states of pagat")
     rows = {ln.split()[0]: [float(x) for x in ln.split()[1:]] for ln in lines[2:]}
     assert sorted(rows) == ["acting", "apply", "legal", "observe"] and all(x > 0 for v in rows.values() for x in v)
+    assert main(["--games", "4", "--steps", "21", "--batches", "2,3", "--seconds", "0.01"]) == 0
+    steps = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("CoreBatch.step")]
+    assert [ln.split(":")[0] for ln in steps] == ["CoreBatch.step x2", "CoreBatch.step x3"]
+    assert all(float(ln.split()[2]) > 0 for ln in steps)
+    for bad in ("2,x", "0"):
+        with pytest.raises(SystemExit) as e:
+            main(["--batches", bad])
+        assert e.value.code == 2 and "--batches" in capsys.readouterr().err
 
 
 def test_profile_script_runs(capsys):
