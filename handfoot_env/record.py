@@ -235,8 +235,9 @@ def new_game(record: Mapping[str, Any]) -> Game:
     if players is not None and len(players) != g.n:     # as make_record refuses it
         raise RecordError(f"players: {len(players)} labels for {g.n} seats")
     opts = rec["options"]
+    start = opts.get("round")
     try:
-        g.reset(seed=rec["seed"], shoe=opts.get("shoe"), round=opts.get("round") or 1, scores=opts.get("scores"))
+        g.reset(seed=rec["seed"], shoe=opts.get("shoe"), round=1 if start is None else start, scores=opts.get("scores"))
     except ValueError as e:
         raise RecordError(f"record reset options: {e}") from None
     return g

@@ -400,6 +400,12 @@ def test_load_record_size_limit(record_file, monkeypatch):
     (_set("players", ["a", "b", "c"]), "players: 3 labels for 4 seats"),
     (lambda r: r["options"].__setitem__("round", 99),
      "record reset options: round must be an integer from 1 to 4, got 99"),
+    (lambda r: r["options"].__setitem__("round", 0),
+     "record reset options: round must be an integer from 1 to 4, got 0"),
+    (lambda r: r["options"].__setitem__("round", False),
+     "record reset options: round must be an integer from 1 to 4, got False"),
+    (lambda r: r["options"].__setitem__("round", ""),
+     "record reset options: round must be an integer from 1 to 4, got ''"),
     (lambda r: r["options"].__setitem__("scores", [0]),
      "record reset options: scores must be 2 integers (one per team), got [0]"),
 ])
