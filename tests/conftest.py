@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 
-_MUTATION_RUN = "MUTANT_UNDER_TEST" in os.environ
 _DURATIONS: dict = {}
 
 
@@ -47,11 +46,12 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: durations.get(item.nodeid, float("inf")))
 
 
-class MutantTimeout(Exception):
-    """A test ran past its time limit under a mutant."""
+class MutantTimeout(BaseException):
+    """A test ran past its time limit under a mutant (a BaseException, so that code which catches
+    ``Exception`` does not swallow it)."""
 
 
-@pytest.fixture(autouse=_MUTATION_RUN)
+@pytest.fixture(autouse=True)
 def _time_limit(request):
     if not _under_mutant():
         yield
@@ -70,8 +70,11 @@ def _time_limit(request):
         signal.signal(signal.SIGALRM, old)
 
 
-@pytest.fixture(autouse=_MUTATION_RUN)
+@pytest.fixture(autouse=True)
 def _empty_module_caches():
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        yield
+        return
     from handfoot_env import melds, observation
     for cache in (observation._CONTEXTS, observation._PHASE_TURN, observation._PACKERS):
         cache.clear()
