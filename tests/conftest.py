@@ -51,15 +51,16 @@ class MutantTimeout(BaseException):
     ``Exception`` does not swallow it)."""
 
 
-@pytest.fixture(autouse=True)
-def _time_limit(request):
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The time limit covers the test's set-up too (a module fixture that plays a game)."""
     if not _under_mutant():
         yield
         return
-    limit = 20 + math.ceil(10 * _DURATIONS.get(request.node.nodeid, 6.0))
+    limit = 20 + math.ceil(10 * _DURATIONS.get(item.nodeid, 6.0))
 
     def expire(signum, frame):
-        raise MutantTimeout(f"{request.node.nodeid}: over {limit} s under {os.environ['MUTANT_UNDER_TEST']}")
+        raise MutantTimeout(f"{item.nodeid}: over {limit} s under {os.environ['MUTANT_UNDER_TEST']}")
 
     old = signal.signal(signal.SIGALRM, expire)
     signal.alarm(limit)
