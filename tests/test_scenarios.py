@@ -367,6 +367,21 @@ def test_after_the_cancel_a_book_frees_its_rank_for_the_opening():
     assert g.opened[1]
 
 
+def test_after_the_cancel_the_reach_counts_a_wild_on_a_new_meld_of_the_booked_rank():
+    """After the cancel, the reach of the minimum counts a new meld of a book's rank started
+    from the naturals left, wilds included: ten kings and a joker, the book of seven kings
+    leaves three kings that take the joker, and only that meld makes up the minimum."""
+    g = new_game(hands=["", "", "", "K K K K K K K K K K JK 4 6"], stock="5 9", round=4)  # player_3 opens round 4
+    play(g, "draw", "meld:K:3:0:0", "cancel_melds")
+    assert g.minimum == 150 and g.cancels == 1 and not g.opened[1]
+    # a book of seven kings: 70, then 80 to go with the eight cards left (K K K JK 4 5 6 9):
+    # a new meld of three kings and the joker, 30 + 50 = 80; the 4 5 6 9 meld nothing, and a
+    # lone joker makes no wild meld, so without the new king meld nothing reaches 80
+    assert is_legal(g, "meld:K:7:0:0")
+    play(g, "meld:K:7:0:0", "meld:K:3:0:1")                  # 70 + 80 = 150
+    assert g.opened[1]
+
+
 def test_cancel_melds_once_per_turn():
     g = new_game(hands=["5 5 5 6 6 6 K K K 9 10 J Q"], stock="4 4")
     play(g, "draw", "meld:5:3:0:0", "cancel_melds", "meld:5:3:0:0")    # K K K can still open
