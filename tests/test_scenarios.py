@@ -405,6 +405,17 @@ def test_first_meld_minimum_rises_by_round(round, minimum):
         assert g.opened[(round - 1) % 2]
 
 
+def test_a_pickup_that_reaches_the_minimum_exactly_opens():
+    """Round 4 (minimum 150): three jokers taken from the pile make a wild meld of 3 x 50 = 150,
+    exactly the minimum, so the pickup itself opens the team and the player may discard at once."""
+    g = new_game(hands=["JK JK", None, None, "JK"], stock="4 5  6 7", round=4)
+    assert g.current == 3 and g.minimum == 150
+    play(g, "draw", "discard:JK")
+    play(g, "pickup")
+    assert g.opened[0] and g.melds[0][11] == [0, 0, 3]
+    assert is_legal(g, "discard:4")
+
+
 def test_book_bonus_does_not_count_toward_the_minimum():
     g = new_game(hands=[None, "4 4 4 4 4 4 4 9 10 J Q K A"], stock="5 5", round=2)
     play(g, "draw", "meld:4:7:0:0")
@@ -566,6 +577,15 @@ def test_asking_needs_the_partner_to_have_played_from_the_foot():
     g = books_game()
     play(g, "draw")
     assert is_legal(g, "ask_go_out")
+
+
+def test_a_pickup_from_the_foot_is_playing_from_it():
+    """Taking the pile while holding the foot counts as playing from it (docs/rules.md 8: a meld,
+    pickup or discard while holding the foot), before any discard of that turn."""
+    g = books_game(stop="p2_turn2", foot2="4 4 5 6 7 8 9 10 J Q K A 5")
+    assert g.current == 2 and g.feet[2] is None and not g.played_foot[2] and g.discard[-1] == kind_of("4")
+    play(g, "pickup")                                # the top 4 and the pair of 4s from the foot
+    assert g.played_foot[2] and g.phase == MELD_PHASE
 
 
 def test_answering_is_not_a_turn_red_three_in_the_answerers_new_foot_waits():
