@@ -88,6 +88,28 @@ def test_red_three_dealt_in_hand_is_laid_and_replaced_before_drawing():
     assert g.hands[0][kind_of("Q")] == 2 and g.hands[0][kind_of("J")] == 2
 
 
+def test_the_last_red_three_laid_with_the_stock_empty_brings_the_foot_up():
+    """A hand of only red threes with nothing left in the stock: each is laid without a replacement,
+    and the hand emptied that way is followed by the foot, as any emptied hand; the foot's own red
+    three is then laid too, and only then does the empty stock end the round (the engine's state is
+    set directly: with full-sized feet a scripted deal cannot reach an empty stock and such a hand)."""
+    g = Game("pagat")
+    g.reset(seed=1)
+    p = g.current
+    team = g.team_of[p]
+    g.hands[p] = counts("3R 3R")
+    g.feet[p] = counts("3R 4 5 6 7 8 9 10 J Q K A 4")
+    g.stock = []
+    play(g, "lay_red_three")
+    assert g.feet[p] is not None and g.hands[p] == counts("3R")
+    play(g, "lay_red_three")
+    assert g.feet[p] is None and g.hands[p] == counts("3R 4 5 6 7 8 9 10 J Q K A 4")
+    play(g, "lay_red_three")                           # the stock is empty: the round ends
+    details = g.round_details[-1]
+    assert g.round == 2 and details["actions"] == 3
+    assert details["teams"][team]["red_threes"] == 3 * 100                # all three laid
+
+
 def test_red_three_drawn_from_stock_is_laid_and_replaced():
     g = new_game(stock="3R K 9")
     play(g, "draw")
