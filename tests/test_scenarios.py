@@ -610,6 +610,14 @@ def test_a_pickup_from_the_foot_is_playing_from_it():
     assert g.played_foot[2] and g.phase == MELD_PHASE
 
 
+def test_a_meld_from_the_foot_is_playing_from_it():
+    """Melding while holding the foot counts as playing from it, before any discard of that turn."""
+    g = books_game(stop="p2_turn2", foot2="5 5 5 6 7 8 9 10 J Q K A 4")
+    assert g.current == 2 and g.feet[2] is None and not g.played_foot[2]
+    play(g, "draw", "meld:5:3:0:0")                 # onto team 0's meld of three 5s
+    assert g.played_foot[2] and g.melds[0][kind_of("5")] == [6, 0, 0]
+
+
 def test_answering_is_not_a_turn_red_three_in_the_answerers_new_foot_waits():
     g = books_game(stop="p0_turn2", foot2="3R 4 5 6 7 8 9 10 J Q K A 4", partner_in_foot=False)
     assert g.hands[2][RED3] == 1 and g.feet[2] is None      # picked up at the end of player_2's turn
