@@ -110,6 +110,24 @@ def test_the_last_red_three_laid_with_the_stock_empty_brings_the_foot_up():
     assert details["teams"][team]["red_threes"] == 3 * 100                # all three laid
 
 
+def test_a_foot_of_one_card_with_no_legal_play_ends_the_round():
+    """In the foot with one card left after laying red threes that the empty stock could not replace,
+    and the team short of the books to go out, the player can neither meld nor discard the last card:
+    the round ends there as a stock-out (the state is set directly, as above)."""
+    g = Game("pagat")
+    g.reset(seed=1)
+    p = g.current
+    team = g.team_of[p]
+    g.hands[p], g.feet[p], g.played_foot[p] = counts("9"), None, True
+    g.opened[team] = True
+    g.stock = [RED3, RED3]
+    play(g, "draw", "lay_red_three")
+    assert g.round == 1 and g.hands[p] == counts("9 3R")
+    play(g, "lay_red_three")                           # nothing to draw: one 9 left, no legal play
+    assert g.round == 2 and g.round_details[-1]["went_out"] is None
+    assert g.round_details[-1]["teams"][team]["red_threes"] == 2 * 100
+
+
 def test_red_three_drawn_from_stock_is_laid_and_replaced():
     g = new_game(stock="3R K 9")
     play(g, "draw")
