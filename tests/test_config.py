@@ -203,6 +203,19 @@ def test_tie_break(tie_break):
     assert g.game_over is (tie_break == "draw")
     if tie_break == "extra_round":
         assert g.round == 2 and g.minimum == 50 and g.winner is None
+        # the extra round ends level too: the game is then a draw, not a second extra round.  The round
+        # is ended at once (a red three in hand, nothing left to draw), with the scores set so that it
+        # ends level (its totals read from a copy played ahead)
+        p = g.current
+        g.hands[p][kind_of("3R")] += 1
+        g.stock = []
+        ahead = g.clone()
+        play(ahead, "lay_red_three")
+        assert ahead.round == 2 and len(ahead.round_scores) == 2          # the extra round has ended
+        totals = ahead.round_scores[-1]
+        g.scores = [500 - totals[0], 500 - totals[1]]
+        play(g, "lay_red_three")
+        assert g.scores == [500, 500] and g.game_over and g.winner is None and g.round == 2
     # the action bound makes room for the extra round
     one_round = max_actions_per_game(load_rules("pagat", minimums=[50]))
     assert max_actions_per_game(load_rules("pagat", tie_break=tie_break)) == \

@@ -106,7 +106,7 @@ def test_the_last_red_three_laid_with_the_stock_empty_brings_the_foot_up():
     assert g.feet[p] is None and g.hands[p] == counts("3R 4 5 6 7 8 9 10 J Q K A 4")
     play(g, "lay_red_three")                           # the stock is empty: the round ends
     details = g.round_details[-1]
-    assert g.round == 2 and details["actions"] == 3
+    assert g.round == 2 and details["round"] == 1 and details["actions"] == 3
     assert details["teams"][team]["red_threes"] == 3 * 100                # all three laid
 
 
