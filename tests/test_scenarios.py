@@ -302,6 +302,25 @@ def test_pickup_onto_a_meld_of_six_books_it_and_the_two_overflow_cards_must_be_c
     assert melds_of(g, 0)["K"] == (2, 1, 0) and is_legal(g, "discard:4")
 
 
+@pytest.mark.parametrize("rest, legal", [("JK 2", True), ("2 2", True), ("JK", False)])
+def test_a_wild_pickup_onto_a_wild_meld_of_five_needs_two_more_wilds(rest, legal):
+    """Team 0's wild meld holds five wilds; a joker on the pile taken with two jokers books it (7)
+    and leaves one joker over, a new wild meld that needs two more wilds from the hand: any two wilds
+    (a two and a joker, or two twos) allow the pickup, one does not."""
+    g = new_game(hands=["2 2 2 JK JK K K K", "JK", "JK JK " + rest])
+    play(g, "draw", "meld:K:3:0:0", "meld:W:0:3:2", "discard:4")      # 30 + 160: opened
+    assert g.opened[0] and melds_of(g, 0)["W"] == (0, 3, 2)
+    play(g, "draw", "discard:JK")
+    assert g.current == 2 and g.discard[-1] == kind_of("JK")
+    assert is_legal(g, "pickup") is legal
+    if legal:
+        play(g, "pickup")
+        assert g.book_counts[0][2] == 1 and melds_of(g, 0)["W"] == (0, 0, 1)
+        twos, jokers = rest.split().count("2"), rest.split().count("JK")
+        play(g, f"meld:W:0:{twos}:{jokers}")
+        assert melds_of(g, 0)["W"] == (0, twos, jokers + 1) and is_legal(g, "discard:5")
+
+
 @pytest.mark.parametrize("n_kings", [5, 6])
 def test_pickup_not_allowed_when_the_overflow_meld_cannot_be_completed(n_kings):
     g = _opened_with_kings(n_kings, "K K 4 5 6 7 8 9 10 J Q A 3B")
