@@ -321,6 +321,26 @@ def test_a_wild_pickup_onto_a_wild_meld_of_five_needs_two_more_wilds(rest, legal
         assert melds_of(g, 0)["W"] == (0, twos, jokers + 1) and is_legal(g, "discard:5")
 
 
+def test_in_the_foot_the_overflow_may_use_every_card_but_the_two_kept():
+    """In the foot with six cards (three jokers, a two, a 5 and a 6) and a lone joker on the pile:
+    taking it books team 0's wild meld of five and leaves one joker over, which needs two more wilds;
+    after the pickup four cards are held, two must be kept, so exactly two may go to the overflow
+    meld: enough (the state is set directly)."""
+    g = Game("pagat")
+    g.reset(seed=2)
+    p = g.current
+    team = g.team_of[p]
+    g.opened[team] = True
+    g.melds[team][11] = [0, 3, 2]
+    g.hands[p], g.feet[p], g.played_foot[p] = counts("JK JK JK 2 5 6"), None, True
+    g.discard = [kind_of("JK")]
+    assert is_legal(g, "pickup")
+    play(g, "pickup")
+    assert g.book_counts[team][2] == 1 and g.melds[team][11] == [0, 0, 1]
+    play(g, "meld:W:0:1:1")
+    assert g.hands[p] == counts("5 6") and is_legal(g, "discard:5")
+
+
 @pytest.mark.parametrize("n_kings", [5, 6])
 def test_pickup_not_allowed_when_the_overflow_meld_cannot_be_completed(n_kings):
     g = _opened_with_kings(n_kings, "K K 4 5 6 7 8 9 10 J Q A 3B")
