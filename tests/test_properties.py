@@ -202,6 +202,28 @@ def test_each_round_counts_its_own_actions(preset, seed):
     assert len(g.round_details) >= 4
 
 
+@pytest.mark.parametrize("preset", ["pagat", "bicycle", "six_player", "individual"])
+def test_what_a_turn_cannot_carry_over(preset):
+    """A turn starts clean: whenever the pile may be taken there is no provisional meld value and no
+    cancel used; and an unfinished meld from a pickup exists only while the player to act belongs to
+    an opened team (only an opened team's pickup can overflow, and a turn cannot end with one)."""
+    rng = random.Random(7)
+    takeable = incomplete = 0
+    for seed in range(10):
+        g = Game(preset)
+        g.reset(seed=seed)
+        while not g.game_over:
+            legal = g.legal_actions()
+            if PICKUP in legal:
+                takeable += 1
+                assert g.prov_value == 0 and g.cancels == 0 and g.forced is None
+            if g.incomplete >= 0:
+                incomplete += 1
+                assert g.opened[g.team_of[g.turn_player]]
+            g.step(PICKUP if PICKUP in legal and rng.random() < 0.8 else rng.choice(legal))
+    assert takeable > 300 and incomplete > 10
+
+
 @pytest.mark.parametrize("preset,seed", [("pagat", 11), ("bicycle", 12), ("six_player", 13), ("individual", 14)])
 def test_clone_is_independent_of_the_original(preset, seed):
     g = Game(preset)
