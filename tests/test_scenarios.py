@@ -341,6 +341,25 @@ def test_in_the_foot_the_overflow_may_use_every_card_but_the_two_kept():
     assert g.hands[p] == counts("5 6") and is_legal(g, "discard:5")
 
 
+def test_in_the_foot_the_overflow_may_not_use_the_two_cards_kept():
+    """In the foot with K K 2 5 and a lone king on the pile, team 0's king meld holding six: the pickup
+    books it and leaves two kings over, which need a third card; the two cards left (the two and the
+    5) must both be kept, so the overflow could not be completed and the pile may not be taken (the
+    team lacks the books to go out; the state is set directly)."""
+    g = Game("pagat")
+    g.reset(seed=2)
+    p = g.current
+    team = g.team_of[p]
+    g.opened[team] = True
+    g.melds[team][kind_of("K")] = [6, 0, 0]
+    g.hands[p], g.feet[p], g.played_foot[p] = counts("K K 2 5"), None, True
+    g.discard = [kind_of("K")]
+    assert not is_legal(g, "pickup")
+    assert "overflow" in g.reason_illegal(action_index("pickup"))
+    g.hands[p] = counts("K K 2 5 6")                   # one card more: the two joins the kings
+    assert is_legal(g, "pickup")
+
+
 @pytest.mark.parametrize("n_kings", [5, 6])
 def test_pickup_not_allowed_when_the_overflow_meld_cannot_be_completed(n_kings):
     g = _opened_with_kings(n_kings, "K K 4 5 6 7 8 9 10 J Q A 3B")
