@@ -358,6 +358,13 @@ def test_in_the_foot_the_overflow_may_not_use_the_two_cards_kept():
     assert "overflow" in g.reason_illegal(action_index("pickup"))
     g.hands[p] = counts("K K 2 5 6")                   # one card more: the two joins the kings
     assert is_legal(g, "pickup")
+    # a meld of five kings: the pickup books it with two and leaves one king over, which needs two
+    # more cards; with K K K 2 5 one card may go (a king), not two
+    g.melds[team][kind_of("K")] = [5, 0, 0]
+    g.hands[p] = counts("K K K 2 5")
+    assert not is_legal(g, "pickup")
+    g.hands[p] = counts("K K K 2 5 6")                 # two may go: the king and the two
+    assert is_legal(g, "pickup")
 
 
 @pytest.mark.parametrize("n_kings", [5, 6])
