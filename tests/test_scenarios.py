@@ -701,6 +701,21 @@ def test_a_meld_from_the_foot_is_playing_from_it():
     assert g.played_foot[2] and g.melds[0][kind_of("5")] == [6, 0, 0]
 
 
+@pytest.mark.parametrize("preset", ["pagat", "bicycle"])
+def test_may_go_out_needs_the_foot_and_an_opened_team(preset):
+    """``Game.may_go_out`` (everything for going out but the books) is False for a player still holding
+    the hand, opened or not, also where no teammate condition or question applies (bicycle)."""
+    g = Game(preset)
+    g.reset(seed=3)
+    p = g.current
+    team = g.team_of[p]
+    assert not g.may_go_out(p)
+    g.opened[team] = True
+    assert not g.may_go_out(p)
+    g.feet[p] = None                                   # in the foot now
+    assert g.may_go_out(p) is (preset == "bicycle")    # pagat: the partner must play the foot and answer
+
+
 def test_answering_is_not_a_turn_red_three_in_the_answerers_new_foot_waits():
     g = books_game(stop="p0_turn2", foot2="3R 4 5 6 7 8 9 10 J Q K A 4", partner_in_foot=False)
     assert g.hands[2][RED3] == 1 and g.feet[2] is None      # picked up at the end of player_2's turn
