@@ -270,15 +270,9 @@ class Game:
     def in_foot(self, p: int) -> bool:
         return self.feet[p] is None
 
-    def books_ok(self, team: int, extra: int = -1) -> bool:
-        c = self.book_counts[team]
-        clean, dirty, wild = c
-        if extra == CLEAN:
-            clean += 1
-        elif extra == DIRTY:
-            dirty += 1
-        elif extra == WILD:
-            wild += 1
+    def books_ok(self, team: int) -> bool:
+        """Whether ``team`` holds the books going out needs (``go_out_clean``, ``_dirty``, ``_wild``)."""
+        clean, dirty, wild = self.book_counts[team]
         r = self.rules
         return clean >= r.go_out_clean and dirty >= r.go_out_dirty and wild >= r.go_out_wild
 
