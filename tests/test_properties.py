@@ -202,6 +202,27 @@ def test_each_round_counts_its_own_actions(preset, seed):
     assert len(g.round_details) >= 4
 
 
+@pytest.mark.parametrize("preset,seed", [("pagat", 31), ("bicycle", 32)])
+def test_each_rounds_deal_depends_only_on_the_seed_and_the_round(preset, seed):
+    """The deal a round starts with is the one ``reset(seed=..., round=r)`` makes: reaching round r by
+    play or starting there gives the same hands, feet, stock and pile (so duplicate deals compare)."""
+    g = Game(preset)
+    g.reset(seed=seed)
+    rng = random.Random(seed)
+    checked = 0
+    while not g.game_over and checked < 3:
+        rounds = len(g.round_details)
+        legal = g.legal_actions()
+        g.step(legal[rng.randrange(len(legal))])
+        if len(g.round_details) > rounds and not g.game_over:
+            fresh = Game(preset)
+            fresh.reset(seed=seed, round=g.round, scores=g.scores)
+            for key in ("hands", "feet", "stock", "discard", "current_player", "dealer", "minimum"):
+                assert g.state_dict()[key] == fresh.state_dict()[key], (g.round, key)
+            checked += 1
+    assert checked == 3
+
+
 @pytest.mark.parametrize("preset", ["pagat", "bicycle", "six_player", "individual"])
 def test_what_a_turn_cannot_carry_over(preset):
     """A turn starts clean: whenever the pile may be taken there is no provisional meld value and no
