@@ -1,0 +1,59 @@
+"""Going out by a meld that completes the last book the team needs, in positions set directly on the
+reference engine (a scripted deal would take dozens of turns to build them): the books a going-out
+meld completes count (docs/rules.md 8), whatever mix of twos and jokers the book holds."""
+from __future__ import annotations
+
+import pytest
+
+from handfoot_env.actions import action_index
+from handfoot_env.cards import kind_of
+from handfoot_env.engine import MELD_PHASE, Game
+
+from .helpers import counts
+
+
+def _last_meld_position(meld, hand):
+    """Player to act in the foot of pagat, in the meld phase, permitted to go out, partner's foot
+    played; the team holds 2 clean, 1 dirty and 1 wild book (one dirty book short) and a meld of
+    eights ``meld`` (naturals, twos, jokers); the hand is ``hand``."""
+    g = Game("pagat")
+    g.reset(seed=4)
+    p = g.current
+    team = g.team_of[p]
+    partner = g.teammates[p][0]
+    g.opened[team] = True
+    g.book_counts[team] = [2, 1, 1]
+    g.melds[team][kind_of("8")] = list(meld)
+    g.hands[p] = counts(hand)
+    for q in (p, partner):
+        g.feet[q], g.played_foot[q] = None, True
+    g.phase, g.asked, g.permission = MELD_PHASE, True, True
+    return g
+
+
+@pytest.mark.parametrize("meld, hand, action", [
+    ((4, 0, 1), "8 2", "meld:8:1:1:0"),       # 4 eights and a joker, then an eight and a two: 5 + 1 + 1
+    ((4, 0, 1), "8 JK", "meld:8:1:0:1"),      # then an eight and a joker: 5 + 0 + 2
+    ((4, 1, 0), "8 JK", "meld:8:1:0:1"),      # 4 eights and a two, then an eight and a joker: 5 + 1 + 1
+])
+def test_a_going_out_meld_that_completes_a_dirty_book_counts_it(meld, hand, action):
+    g = _last_meld_position(meld, hand)
+    p = g.current
+    assert g.reason_illegal(action_index(action)) is None
+    g.step(action_index(action))                       # the foot is empty: the round ends
+    details = g.round_details[0]
+    assert g.round == 2 and details["went_out"] == p
+    assert details["teams"][g.team_of[p]]["dirty_books"] == 2 * g.rules.dirty_book
+
+
+@pytest.mark.parametrize("meld, hand, action", [
+    ((3, 0, 1), "8 2", "meld:8:1:1:0"),       # 3 + 1 + 1 and the eight and the two: six cards, no book
+    ((4, 0, 1), "8 5", "meld:8:1:0:0"),       # five eights and a joker: six cards, then the 5 discarded
+])
+def test_a_going_out_meld_one_card_short_of_the_book_is_refused(meld, hand, action):
+    """One card short of the book, the meld (and the discard after it) would empty the foot with
+    only one dirty book: refused."""
+    g = _last_meld_position(meld, hand)
+    assert g.reason_illegal(action_index(action)) == (
+        "going out needs the team's required books when the last card leaves the foot, "
+        "and the cards left could not make them")
