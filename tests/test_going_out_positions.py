@@ -12,18 +12,19 @@ from handfoot_env.engine import MELD_PHASE, Game
 from .helpers import counts
 
 
-def _last_meld_position(meld, hand):
+def _last_meld_position(meld, hand, books=(2, 1, 1), slot="8"):
     """Player to act in the foot of pagat, in the meld phase, permitted to go out, partner's foot
     played; the team holds 2 clean, 1 dirty and 1 wild book (one dirty book short) and a meld of
-    eights ``meld`` (naturals, twos, jokers); the hand is ``hand``."""
+    eights ``meld`` (naturals, twos, jokers); the hand is ``hand``.  ``books`` and ``slot`` change the
+    books held and the meld's slot."""
     g = Game("pagat")
     g.reset(seed=4)
     p = g.current
     team = g.team_of[p]
     partner = g.teammates[p][0]
     g.opened[team] = True
-    g.book_counts[team] = [2, 1, 1]
-    g.melds[team][kind_of("8")] = list(meld)
+    g.book_counts[team] = list(books)
+    g.melds[team][11 if slot == "W" else kind_of(slot)] = list(meld)
     g.hands[p] = counts(hand)
     for q in (p, partner):
         g.feet[q], g.played_foot[q] = None, True
@@ -57,3 +58,13 @@ def test_a_going_out_meld_one_card_short_of_the_book_is_refused(meld, hand, acti
     assert g.reason_illegal(action_index(action)) == (
         "going out needs the team's required books when the last card leaves the foot, "
         "and the cards left could not make them")
+
+
+def test_a_going_out_meld_that_completes_the_wild_book_counts_it_as_wild():
+    """One wild book short (2 clean, 2 dirty, 0 wild): a wild meld of five finished with a two and a
+    joker is the wild book going out needs."""
+    g = _last_meld_position((0, 3, 2), "2 JK", books=(2, 2, 0), slot="W")
+    p = g.current
+    assert g.reason_illegal(action_index("meld:W:0:1:1")) is None
+    g.step(action_index("meld:W:0:1:1"))
+    assert g.round_details[0]["went_out"] == p and g.round_details[0]["teams"][g.team_of[p]]["wild_books"] > 0
