@@ -7,7 +7,7 @@ import pytest
 
 from handfoot_env.actions import action_index
 from handfoot_env.cards import kind_of
-from handfoot_env.engine import MELD_PHASE, Game
+from handfoot_env.engine import DRAW_PHASE, MELD_PHASE, Game
 
 from .helpers import counts
 
@@ -68,3 +68,22 @@ def test_a_going_out_meld_that_completes_the_wild_book_counts_it_as_wild():
     assert g.reason_illegal(action_index("meld:W:0:1:1")) is None
     g.step(action_index("meld:W:0:1:1"))
     assert g.round_details[0]["went_out"] == p and g.round_details[0]["teams"][g.team_of[p]]["wild_books"] > 0
+
+
+def test_a_pickup_that_empties_the_foot_goes_out_when_its_book_is_the_last_needed():
+    """In the foot holding only K K, a lone king on the pile and team 0's meld of four kings: the
+    pickup books the kings (a clean book, the last the team needs) and leaves the hand empty, so the
+    player goes out by taking the pile; one clean book short it may not."""
+    g = _last_meld_position((4, 0, 0), "K K", books=(1, 2, 1), slot="K")
+    g.phase = DRAW_PHASE                               # the start of the turn: draw or take the pile
+    g.discard = [kind_of("K")]
+    p = g.current
+    assert g.reason_illegal(action_index("pickup")) is None
+    g.step(action_index("pickup"))
+    assert g.round_details[0]["went_out"] == p
+    g = _last_meld_position((4, 0, 0), "K K", books=(0, 2, 1), slot="K")
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("K")]
+    assert g.reason_illegal(action_index("pickup")) == (
+        "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
+        "this turn with the cards held")
