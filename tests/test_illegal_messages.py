@@ -1,0 +1,145 @@
+"""Every reason the engine gives for an illegal action, word for word."""
+from __future__ import annotations
+
+import pytest
+
+from handfoot_env.actions import NUM_ACTIONS, action_index
+from handfoot_env.engine import IllegalActionError
+
+from .helpers import both_cores  # noqa: F401 - every test on both cores
+from .helpers import books_game, counts, new_game, play, two_deck_game
+
+# The messages that tests/test_scenarios.py does not compare in full.  Two of the engine's
+# messages cannot be reached from a consistent state and have no row: "the unfinished meld
+# from the pickup must be completed before the hand is empty" and "all melds must be legal
+# to go out" (a meld that empties the hand with a pickup overflow pending is always refused
+# as "... could no longer be completed" first).
+
+
+def _start():
+    """player_0 to draw, a hand of filler (two of each rank 4-A but one A, no threes or wilds)."""
+    return new_game(stock="9 9")
+
+
+def _drawn(hand=None, stock="9 9", **overrides):
+    """player_0 has drawn (9 9 unless told) and is in the meld phase."""
+    return play(new_game(hands=[hand], stock=stock, **overrides), "draw")
+
+
+def _kings_up_after_drawing():
+    return play(new_game(hands=["K K A A A"], up="K", stock="9 9"), "draw")
+
+
+def _empty_pile():
+    # a scripted deal always turns an up-card; the state is set directly
+    g = _start()
+    g.discard = []
+    return g
+
+
+def _unopened_pickup_round_4():
+    """Round 4 (minimum 150), player_3 leads holding K K under a K up-card and only 5-point cards:
+    3 K (30) plus the best eleven cards left (55) stay below 150 without a search."""
+    return new_game(hands=[None, None, None, "K K 4 4 4 5 5 5 6 6 6 7 7"], up="K", stock="9 9", round=4)
+
+
+def _opened_by_kings():
+    return play(_drawn("K K K K K"), "meld:K:5:0:0")          # 5 K = 50: the team opens
+
+
+def _in_foot_unopened():
+    # with full-sized hands a scripted deal cannot bring an unopened team's player into the foot
+    # (that takes red threes laid with an empty stock); the state is set directly
+    g = _start()
+    g.feet[0] = None
+    return play(g, "draw")
+
+
+def _pickup_overflow_and_a_wild_elsewhere():
+    """Team 0 holds five K; player_2 takes the pile (9 Q K) with K K: the K meld books and one K
+    is left over, which the last K and the 2 could complete; meld:9:2:1:0 would use the 2."""
+    g = new_game(hands=["K K K K K A A A 9", "4 5 6 7 8 9 10 J Q 4 5 6 7", "K K K 2 9 4 5 6 7 8 10 J 3B"],
+                 up="9", stock="Q J K 4 4 4")
+    play(g, "draw", "meld:A:3:0:0", "meld:K:5:0:0", "discard:Q", "draw", "discard:K", "pickup")
+    assert g.incomplete >= 0 and g.hands[2] == counts("K 2 9 9 Q 4 5 6 7 8 10 J 3B")
+    return g
+
+
+def _game_over():
+    """A one-round game whose round ends by a stock-out in a tie: the game is over."""
+    g = two_deck_game(minimums=[50], scores=[0, 580], tie_break="draw")
+    play(g, "lay_red_three", "draw", "lay_red_three", "meld:K:7:0:0", "meld:Q:4:1:0", "discard:9")
+    assert g.game_over
+    return g
+
+
+def _asked():
+    return play(books_game(), "draw", "ask_go_out")           # player_2 must answer
+
+
+ROWS = [
+    # _pickup_reason
+    pytest.param(_kings_up_after_drawing, "pickup",
+                 "the pile can only be taken instead of drawing, at the start of a turn", id="pickup-after-drawing"),
+    pytest.param(_empty_pile, "pickup", "the discard pile is empty", id="pickup-empty-pile"),
+    pytest.param(_unopened_pickup_round_4, "pickup",
+                 "the team has not opened and the pickup meld plus melds from hand cannot reach the minimum of 150",
+                 id="pickup-opening-bound"),
+    # _cancel_reason
+    pytest.param(_start, "cancel_melds", "melds can only be cancelled during the meld phase",
+                 id="cancel-before-drawing"),
+    pytest.param(_opened_by_kings, "cancel_melds", "the team has opened; its melds are no longer provisional",
+                 id="cancel-opened"),
+    pytest.param(_drawn, "cancel_melds", "there are no provisional melds from the hand to take back",
+                 id="cancel-nothing"),
+    # _ask_reason
+    pytest.param(_start, "ask_go_out", "asking to go out is only possible in the meld phase", id="ask-before-drawing"),
+    pytest.param(_drawn, "ask_go_out", "only a player playing from the foot may ask to go out", id="ask-from-hand"),
+    pytest.param(_in_foot_unopened, "ask_go_out", "the team has not made its first meld this round",
+                 id="ask-unopened"),
+    # _meld_post_reason
+    pytest.param(_pickup_overflow_and_a_wild_elsewhere, "meld:9:2:1:0",
+                 "the unfinished meld from the pickup could no longer be completed", id="meld-overflow-stranded"),
+    pytest.param(lambda: _drawn("4", hand_size=1, stock="4 4"), "meld:4:3:0:0",
+                 "melds that empty the hand must reach the minimum of 50", id="meld-empties-hand-unopened"),
+    # meld_reason
+    pytest.param(_start, "meld:K:3:0:0", "melding is only possible after drawing, in the meld phase",
+                 id="meld-before-drawing"),
+    pytest.param(lambda: _drawn("K K 4 5 6 7 8 9 10 J Q 4 5"), "meld:K:3:0:0", "not enough of those cards in hand",
+                 id="meld-too-few-cards"),
+    pytest.param(lambda: _drawn("K K 4 5 6 7 8 9 10 J Q 4 5"), "meld:K:2:0:0", "a meld needs at least three cards",
+                 id="meld-under-three"),
+    # reason_illegal
+    pytest.param(_start, NUM_ACTIONS, "not an action id (0..704)", id="not-an-action-id"),
+    pytest.param(_game_over, "draw", "the game is over", id="game-over"),
+    pytest.param(_asked, "draw", "a teammate asked to go out; the only actions are answer_yes and answer_no",
+                 id="answer-phase"),
+    pytest.param(_start, "answer_yes", "nobody has asked to go out", id="answer-unasked"),
+    pytest.param(_start, "lay_red_three", "there is no red three in hand", id="no-red-three"),
+    pytest.param(lambda: new_game(hands=["3R"]), "draw", "a red three in hand must be laid first (lay_red_three)",
+                 id="red-three-first"),
+    pytest.param(_drawn, "draw", "the player has already drawn this turn", id="draw-twice"),
+    pytest.param(_start, "discard:4", "the player must draw or take the pile before discarding",
+                 id="discard-before-drawing"),
+    pytest.param(lambda: _drawn("4 5 6 7 8 9 10 J Q A 4 5 6"), "discard:K", "there is no K in hand",
+                 id="discard-missing-card"),
+]
+
+
+@pytest.mark.parametrize("position,action,message", ROWS)
+def test_reason_illegal_and_step_give_the_message(position, action, message):
+    g = position()
+    a = action_index(action) if isinstance(action, str) else action
+    assert g.reason_illegal(a) == message
+    with pytest.raises(IllegalActionError) as e:
+        g.step(a)
+    assert e.value.reason == message
+    name = action if isinstance(action, str) else repr(a)   # the action's name, or the id's repr
+    assert str(e.value) == f"illegal action {name!r}: {message}"
+
+
+def test_meld_reason_names_the_red_three_first():
+    """``meld_reason`` checks the red three itself; ``reason_illegal`` names it before reaching there."""
+    g = _drawn(stock="3R K")                                   # a red three drawn: laying it comes first
+    assert g.meld_reason(action_index("meld:K:3:0:0")) == "a red three in hand must be laid first"
+    assert g.reason_illegal(action_index("meld:K:3:0:0")) == "a red three in hand must be laid first (lay_red_three)"
