@@ -1,10 +1,11 @@
 """Every reason the engine gives for an illegal action, word for word."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from handfoot_env.actions import NUM_ACTIONS, action_index
-from handfoot_env.engine import IllegalActionError
+from handfoot_env.engine import Game, IllegalActionError
 
 from .helpers import both_cores  # noqa: F401 - every test on both cores
 from .helpers import books_game, counts, new_game, play, two_deck_game
@@ -143,3 +144,22 @@ def test_meld_reason_names_the_red_three_first():
     g = _drawn(stock="3R K")                                   # a red three drawn: laying it comes first
     assert g.meld_reason(action_index("meld:K:3:0:0")) == "a red three in hand must be laid first"
     assert g.reason_illegal(action_index("meld:K:3:0:0")) == "a red three in hand must be laid first (lay_red_three)"
+
+
+@pytest.mark.parametrize("bad", [True, False, "0", 0.0])
+def test_step_takes_integers_only(bad):
+    """A bool, a string or a float is not an action id, even when it would convert to one."""
+    g = Game("pagat")
+    g.reset(seed=0)
+    with pytest.raises(IllegalActionError) as e:
+        g.step(bad)
+    assert e.value.reason == "not an action id (0..704)" and g.history == []
+
+
+def test_step_records_numpy_integers_as_ints():
+    """An action given as a NumPy integer is played and recorded as a plain int (records are JSON)."""
+    g = Game("pagat")
+    g.reset(seed=0)
+    a = g.legal_actions()[0]
+    g.step(np.int64(a))
+    assert g.history[-1] == (g.history[-1][0], a) and type(g.history[-1][1]) is int
