@@ -27,6 +27,23 @@ import numpy as np
 from experiments.config import seed_arg
 
 
+def _pick(b, rng, games: int):
+    """A uniformly random legal action for every game of ``b`` (-2: a finished game, left alone)."""
+    acts = b.legal_ids[np.arange(games), (rng.random(games) * b.counts).astype(np.int64)].astype(np.int64)
+    over = b.counts <= 0
+    acts[over] = -2
+    return acts, over
+
+
+def _redeal(b, over, nxt: int) -> int:
+    """Deal the finished games again from the next seeds; returns the next unused seed."""
+    if over.any():
+        idx = np.flatnonzero(over)
+        b.reset(list(range(nxt, nxt + len(idx))), games=idx)
+        nxt += len(idx)
+    return nxt
+
+
 def _states(rules: str, games: int, steps: int, seed: int):
     from handfoot_env.compiled import load
     b = load().CoreBatch(rules, games)
@@ -34,14 +51,9 @@ def _states(rules: str, games: int, steps: int, seed: int):
     rng = np.random.default_rng(seed)
     rows, nxt = [], seed * 100_003 + games
     for t in range(steps):
-        acts = b.legal_ids[np.arange(games), (rng.random(games) * b.counts).astype(np.int64)].astype(np.int64)
-        over = b.counts <= 0
-        acts[over] = -2
+        acts, over = _pick(b, rng, games)
         b.step(acts)
-        if over.any():
-            idx = np.flatnonzero(over)
-            b.reset(list(range(nxt, nxt + len(idx))), games=idx)
-            nxt += len(idx)
+        nxt = _redeal(b, over, nxt)
         if t % 20 == 0:
             rows.append(b.S.copy())
     return b, np.concatenate(rows)
@@ -93,20 +105,15 @@ def _step_cost(rules: str, games: int, seconds: float, seed: int) -> float:
     b.reset(list(range(seed * 100_003, seed * 100_003 + games)))
     b.step(np.full(games, -1, dtype=np.int64))
     rng = np.random.default_rng(seed)
-    rows, nxt = np.arange(games), seed * 100_003 + games
+    nxt = seed * 100_003 + games
     spent, played = 0.0, 0
     while spent < seconds:
-        acts = b.legal_ids[rows, (rng.random(games) * b.counts).astype(np.int64)].astype(np.int64)
-        over = b.counts <= 0
-        acts[over] = -2
+        acts, over = _pick(b, rng, games)
         t0 = time.process_time()
         b.step(acts)
         spent += time.process_time() - t0
         played += games - int(over.sum())
-        if over.any():
-            idx = np.flatnonzero(over)
-            b.reset(list(range(nxt, nxt + len(idx))), games=idx)
-            nxt += len(idx)
+        nxt = _redeal(b, over, nxt)
     return spent / played * 1e6
 
 
