@@ -12,12 +12,12 @@ from handfoot_env.engine import DRAW_PHASE, MELD_PHASE, Game
 from .helpers import counts
 
 
-def _last_meld_position(meld, hand, books=(2, 1, 1), slot="8"):
+def _last_meld_position(meld, hand, books=(2, 1, 1), slot="8", **overrides):
     """Player to act in the foot of pagat, in the meld phase, permitted to go out, partner's foot
     played; the team holds 2 clean, 1 dirty and 1 wild book (one dirty book short) and a meld of
     eights ``meld`` (naturals, twos, jokers); the hand is ``hand``.  ``books`` and ``slot`` change the
-    books held and the meld's slot."""
-    g = Game("pagat")
+    books held and the meld's slot, ``overrides`` the rule fields."""
+    g = Game("pagat", **overrides)
     g.reset(seed=4)
     p = g.current
     team = g.team_of[p]
@@ -98,3 +98,39 @@ def test_a_pickup_in_the_foot_that_finishes_the_last_book_may_go_out(hand, pile,
     g.phase = DRAW_PHASE
     g.discard = [kind_of(c) for c in pile.split()]
     assert g.reason_illegal(action_index("pickup")) is None
+
+
+@pytest.mark.parametrize("books, legal", [((1, 2, 1), True), ((0, 2, 1), False)])
+def test_a_pickup_that_leaves_one_card_goes_out_by_discarding_it(books, legal):
+    """In the foot holding K K 5, a lone king on the pile and a meld of four kings: the pickup books
+    the kings and leaves the 5, which is discarded to go out when that book is the last one needed
+    (the lone king taken is not in the hand after the pickup: with it, two cards could not go)."""
+    g = _last_meld_position((4, 0, 0), "K K 5", books=books, slot="K")
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("K")]
+    p = g.current
+    if not legal:
+        assert g.reason_illegal(action_index("pickup")) == (
+            "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
+            "this turn with the cards held")
+        return
+    assert g.reason_illegal(action_index("pickup")) is None
+    g.step(action_index("pickup"))
+    assert g.hands[p] == counts("5") and g.round == 1
+    g.step(action_index("discard:5"))
+    assert g.round_details[0]["went_out"] == p
+
+
+def test_a_pickup_of_one_card_leaves_the_rest_of_the_pile_out_of_the_going_out_hand():
+    """With ``pile_take: 1`` only the top king is taken from the pile 5 K: the hand after the pickup is
+    the 5 held, and the player goes out by discarding it; the 5 under the king stays in the pile (were
+    it counted in the hand, two unmeldable cards could not go)."""
+    g = _last_meld_position((4, 0, 0), "K K 5", books=(1, 2, 1), slot="K", pile_take=1)
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("5"), kind_of("K")]
+    p = g.current
+    assert g.reason_illegal(action_index("pickup")) is None
+    g.step(action_index("pickup"))
+    assert g.hands[p] == counts("5") and g.discard == [kind_of("5")]
+    g.step(action_index("discard:5"))
+    assert g.round_details[0]["went_out"] == p
