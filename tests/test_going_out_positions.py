@@ -92,6 +92,7 @@ def test_a_pickup_that_empties_the_foot_goes_out_when_its_book_is_the_last_neede
 @pytest.mark.parametrize("hand, pile, meld, slot, books", [
     ("K K", "5 K", (4, 0, 0), "K", (1, 2, 1)),     # the 5 taken with the king is discarded to go out
     ("2 2", "2", (0, 2, 2), "W", (2, 2, 0)),       # three twos finish the wild book: 2 + 3 twos, 2 jokers
+    ("JK JK", "JK", (0, 2, 2), "W", (2, 2, 0)),    # three jokers finish it: 2 twos, 2 + 3 jokers
 ])
 def test_a_pickup_in_the_foot_that_finishes_the_last_book_may_go_out(hand, pile, meld, slot, books):
     g = _last_meld_position(meld, hand, books=books, slot=slot)
