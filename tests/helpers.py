@@ -108,6 +108,38 @@ def new_game(rules: Union[str, RuleConfig] = "pagat", hands=None, feet=None, up:
     return g
 
 
+_IN_FOOT = object()
+
+
+def position(seed: int, hand: Cards, foot=_IN_FOOT, *, opened: bool = False, melds: Optional[dict] = None,
+             books: Optional[Sequence[int]] = None, discard: Cards = None, stock: Cards = None,
+             rules: Union[str, RuleConfig] = "pagat", **overrides) -> Game:
+    """A reference :class:`Game` dealt from ``seed`` whose player to act is put in a position
+    directly, for states a scripted deal would take dozens of turns to reach: holding ``hand``; in
+    the foot, having played from it, unless ``foot`` gives the foot's cards; the team ``opened``
+    with unfinished ``melds`` (``{"K": (naturals, twos, jokers)}``, ``"W"`` the wild meld) and
+    ``books`` (clean, dirty, wild); the pile ``discard`` (bottom first) and the ``stock`` (its top
+    last) when given.  ``overrides`` are rule fields."""
+    g = Game(rules, **overrides)
+    g.reset(seed=seed)
+    p, team = g.current, g.team_of[g.current]
+    g.hands[p] = counts(hand)
+    if foot is _IN_FOOT:
+        g.feet[p], g.played_foot[p] = None, True
+    else:
+        g.feet[p] = counts(foot)
+    g.opened[team] = opened
+    for slot, meld in (melds or {}).items():
+        g.melds[team][11 if slot == "W" else kind_of(slot)] = list(meld)
+    if books is not None:
+        g.book_counts[team] = list(books)
+    if discard is not None:
+        g.discard = [kind_of(c) for c in cards(discard)]
+    if stock is not None:
+        g.stock = [kind_of(c) for c in cards(stock)]
+    return g
+
+
 def play(g: Game, *names: str) -> Game:
     """Step every named action in order (each must be legal)."""
     for name in names:

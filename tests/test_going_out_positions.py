@@ -7,9 +7,9 @@ import pytest
 
 from handfoot_env.actions import action_index
 from handfoot_env.cards import kind_of
-from handfoot_env.engine import DRAW_PHASE, MELD_PHASE, Game
+from handfoot_env.engine import DRAW_PHASE, MELD_PHASE
 
-from .helpers import counts
+from .helpers import counts, position
 
 
 def _last_meld_position(meld, hand, books=(2, 1, 1), slot="8", **overrides):
@@ -17,17 +17,9 @@ def _last_meld_position(meld, hand, books=(2, 1, 1), slot="8", **overrides):
     played; the team holds 2 clean, 1 dirty and 1 wild book (one dirty book short) and a meld of
     eights ``meld`` (naturals, twos, jokers); the hand is ``hand``.  ``books`` and ``slot`` change the
     books held and the meld's slot, ``overrides`` the rule fields."""
-    g = Game("pagat", **overrides)
-    g.reset(seed=4)
-    p = g.current
-    team = g.team_of[p]
-    partner = g.teammates[p][0]
-    g.opened[team] = True
-    g.book_counts[team] = list(books)
-    g.melds[team][11 if slot == "W" else kind_of(slot)] = list(meld)
-    g.hands[p] = counts(hand)
-    for q in (p, partner):
-        g.feet[q], g.played_foot[q] = None, True
+    g = position(4, hand, opened=True, melds={slot: meld}, books=books, **overrides)
+    partner = g.teammates[g.current][0]
+    g.feet[partner], g.played_foot[partner] = None, True
     g.phase, g.asked, g.permission = MELD_PHASE, True, True
     return g
 

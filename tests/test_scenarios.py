@@ -13,7 +13,7 @@ from handfoot_env.cards import RED3, kind_of
 from handfoot_env.engine import GAME_OVER, MELD_PHASE, Game, IllegalActionError
 
 from .helpers import both_cores  # noqa: F401 - every test on both cores
-from .helpers import (TWO_DECK_FEET, TWO_DECK_HANDS, apply_last_action, books_game, counts,
+from .helpers import (TWO_DECK_FEET, TWO_DECK_HANDS, apply_last_action, books_game, counts, position,
                       expected_round_scores, hand_codes, is_legal, legal_names, melds_of, new_game, play, turn,
                       two_deck_game)
 
@@ -93,13 +93,9 @@ def test_the_last_red_three_laid_with_the_stock_empty_brings_the_foot_up():
     and the hand emptied that way is followed by the foot, as any emptied hand; the foot's own red
     three is then laid too, and only then does the empty stock end the round (the engine's state is
     set directly: with full-sized feet a scripted deal cannot reach an empty stock and such a hand)."""
-    g = Game("pagat")
-    g.reset(seed=1)
+    g = position(1, "3R 3R", "3R 4 5 6 7 8 9 10 J Q K A 4", stock=[])
     p = g.current
     team = g.team_of[p]
-    g.hands[p] = counts("3R 3R")
-    g.feet[p] = counts("3R 4 5 6 7 8 9 10 J Q K A 4")
-    g.stock = []
     play(g, "lay_red_three")
     assert g.feet[p] is not None and g.hands[p] == counts("3R")
     play(g, "lay_red_three")
@@ -114,13 +110,9 @@ def test_a_foot_of_one_card_with_no_legal_play_ends_the_round():
     """In the foot with one card left after laying red threes that the empty stock could not replace,
     and the team short of the books to go out, the player can neither meld nor discard the last card:
     the round ends there as a stock-out (the state is set directly, as above)."""
-    g = Game("pagat")
-    g.reset(seed=1)
+    g = position(1, "9", opened=True, stock="3R 3R")
     p = g.current
     team = g.team_of[p]
-    g.hands[p], g.feet[p], g.played_foot[p] = counts("9"), None, True
-    g.opened[team] = True
-    g.stock = [RED3, RED3]
     play(g, "draw", "lay_red_three")
     assert g.round == 1 and g.hands[p] == counts("9 3R")
     play(g, "lay_red_three")                           # nothing to draw: one 9 left, no legal play
@@ -328,14 +320,9 @@ def test_in_the_foot_the_overflow_may_use_every_card_but_the_two_kept():
     taking it books team 0's wild meld of five and leaves one joker over, which needs two more wilds;
     after the pickup four cards are held, two must be kept, so exactly two may go to the overflow
     meld: enough (the state is set directly)."""
-    g = Game("pagat")
-    g.reset(seed=2)
+    g = position(2, "JK JK JK 2 5 6", opened=True, melds={"W": (0, 3, 2)}, discard="JK")
     p = g.current
     team = g.team_of[p]
-    g.opened[team] = True
-    g.melds[team][11] = [0, 3, 2]
-    g.hands[p], g.feet[p], g.played_foot[p] = counts("JK JK JK 2 5 6"), None, True
-    g.discard = [kind_of("JK")]
     assert is_legal(g, "pickup")
     play(g, "pickup")
     assert g.book_counts[team][2] == 1 and g.melds[team][11] == [0, 0, 1]
@@ -348,14 +335,9 @@ def test_in_the_foot_the_overflow_may_not_use_the_two_cards_kept():
     books it and leaves two kings over, which need a third card; the two cards left (the two and the
     5) must both be kept, so the overflow could not be completed and the pile may not be taken (the
     team lacks the books to go out; the state is set directly)."""
-    g = Game("pagat")
-    g.reset(seed=2)
+    g = position(2, "K K 2 5", opened=True, melds={"K": (6, 0, 0)}, discard="K")
     p = g.current
     team = g.team_of[p]
-    g.opened[team] = True
-    g.melds[team][kind_of("K")] = [6, 0, 0]
-    g.hands[p], g.feet[p], g.played_foot[p] = counts("K K 2 5"), None, True
-    g.discard = [kind_of("K")]
     assert not is_legal(g, "pickup")
     assert g.reason_illegal(action_index("pickup")) == (
         "the cards that overflow the meld could not be made into a legal meld")
