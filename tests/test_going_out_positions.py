@@ -127,3 +127,23 @@ def test_a_pickup_of_one_card_leaves_the_rest_of_the_pile_out_of_the_going_out_h
     assert g.hands[p] == counts("5") and g.discard == [kind_of("5")]
     g.step(action_index("discard:5"))
     assert g.round_details[0]["went_out"] == p
+
+
+@pytest.mark.parametrize("books, legal", [((2, 2, 1), True), ((1, 2, 1), False)])
+def test_a_pickup_onto_a_meld_of_three_goes_out_without_a_book(books, legal):
+    """In the foot holding only K K, a lone king on the pile and a meld of three kings: the pickup
+    makes six kings, no book, and empties the hand; the player goes out by it when the team already
+    holds the books required, and may not when one clean book is missing."""
+    g = _last_meld_position((3, 0, 0), "K K", books=books, slot="K")
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("K")]
+    p = g.current
+    if not legal:
+        assert g.reason_illegal(action_index("pickup")) == (
+            "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
+            "this turn with the cards held")
+        return
+    assert g.reason_illegal(action_index("pickup")) is None
+    g.step(action_index("pickup"))
+    details = g.round_details[0]
+    assert details["went_out"] == p and details["teams"][g.team_of[p]]["clean_books"] == 2 * g.rules.clean_book
