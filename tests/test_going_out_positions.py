@@ -147,3 +147,30 @@ def test_a_pickup_onto_a_meld_of_three_goes_out_without_a_book(books, legal):
     g.step(action_index("pickup"))
     details = g.round_details[0]
     assert details["went_out"] == p and details["teams"][g.team_of[p]]["clean_books"] == 2 * g.rules.clean_book
+
+
+@pytest.mark.parametrize("meld", [(3, 0, 1), (3, 1, 0), (2, 1, 1)])
+def test_a_pickup_in_the_foot_that_books_a_dirty_meld_counts_it_dirty(meld):
+    """One dirty book short (2 clean, 1 dirty, 1 wild), in the foot holding only K K, a lone king on
+    the pile and a meld of four kings holding a joker, a two, or (two kings) one of each: the pickup
+    makes it a dirty book, the last one needed, and the hand is empty: the player goes out by it."""
+    g = _last_meld_position(meld, "K K", books=(2, 1, 1), slot="K")
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("K")]
+    p = g.current
+    assert g.reason_illegal(action_index("pickup")) is None
+    g.step(action_index("pickup"))
+    details = g.round_details[0]
+    assert details["went_out"] == p
+    assert details["teams"][g.team_of[p]]["dirty_books"] == 2 * g.rules.dirty_book
+
+
+def test_a_pickup_in_the_foot_that_leaves_a_meld_of_six_makes_no_book():
+    """As above with a meld of two kings and a joker: the pickup makes six cards, no book, so the dirty
+    book is still missing and the pile may not be taken with the last two cards of the foot."""
+    g = _last_meld_position((2, 0, 1), "K K", books=(2, 1, 1), slot="K")
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("K")]
+    assert g.reason_illegal(action_index("pickup")) == (
+        "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
+        "this turn with the cards held")
