@@ -174,3 +174,33 @@ def test_a_pickup_in_the_foot_that_leaves_a_meld_of_six_makes_no_book():
     assert g.reason_illegal(action_index("pickup")) == (
         "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
         "this turn with the cards held")
+
+
+@pytest.mark.parametrize("wild_limit, legal", [("double", False), ("majority", True)])
+def test_going_out_by_the_last_card_respects_the_wild_limit(wild_limit, legal):
+    """One dirty book short, in the foot holding K K K 2 beside a meld of four queens and two twos:
+    melding the kings leaves the two, whose only use towards the missing book is the queens' seventh
+    card, three wilds to four naturals: over the ``double`` limit (naturals at least twice the wilds),
+    within ``majority``."""
+    g = _last_meld_position((4, 2, 0), "K K K 2", books=(2, 1, 1), slot="Q", wild_limit=wild_limit)
+    reason = g.reason_illegal(action_index("meld:K:3:0:0"))
+    if legal:
+        assert reason is None
+        g.step(action_index("meld:K:3:0:0"))
+        assert g.hands[g.current] == counts("2")
+    else:
+        assert reason == ("going out needs the team's required books when the last card leaves the foot, "
+                          "and the cards left could not make them")
+
+
+def test_going_out_by_the_last_card_may_finish_the_wild_book():
+    """One wild book short, in the foot holding K K 2, a lone king on the pile, a meld of three kings and
+    a wild meld of four twos and two jokers: the pickup leaves the two, which finishes the wild book (the
+    kings' six take it as a dirty book's seventh card only, not the wild one)."""
+    g = _last_meld_position((3, 0, 0), "K K 2", books=(2, 2, 0), slot="K")
+    g.melds[g.team_of[g.current]][11] = [0, 4, 2]
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("K")]
+    assert g.reason_illegal(action_index("pickup")) is None
+    g.step(action_index("pickup"))
+    assert g.hands[g.current] == counts("2")
