@@ -360,6 +360,24 @@ def test_pickup_not_allowed_when_the_overflow_meld_cannot_be_completed(n_kings):
         "the cards that overflow the meld could not be made into a legal meld")
 
 
+@pytest.mark.parametrize("pile, legal", [("5 2 K", True), ("2 5 K", True), ("9 5 K", False)])
+def test_every_card_taken_under_the_top_counts_towards_the_overflow(pile, legal):
+    """An opened team's meld of six kings, K K 9 10 J in hand (not in the foot) and a pile of three cards
+    with a king on top: the pickup books the kings and leaves two over, which need a third card; a two
+    taken with the pile completes them, second from the top or third (the state is set directly)."""
+    g = position(3, "K K 9 10 J", "4 5 6", opened=True, melds={"K": (6, 0, 0)}, discard=pile)
+    assert is_legal(g, "pickup") == legal
+
+
+@pytest.mark.parametrize("pile, legal", [("K K K", True), ("4 K K", False)])
+def test_each_copy_of_a_kind_taken_with_the_pile_counts(pile, legal):
+    """An opened team's meld of five kings, K K 9 10 J in hand and a pile with a king on top: the pickup
+    books the kings and leaves one over, which needs two more; the two kings under the top complete it,
+    one alone does not (the state is set directly)."""
+    g = position(3, "K K 9 10 J", "4 5 6", opened=True, melds={"K": (5, 0, 0)}, discard=pile)
+    assert is_legal(g, "pickup") == legal
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
