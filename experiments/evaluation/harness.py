@@ -474,15 +474,8 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         if cfg.records:
             records_dir = out_dir / "records"
             records_dir.mkdir(exist_ok=True)
-    chunk = max(1, min(25, cfg.games // (4 * cfg.num_workers) or 1))
     core = eval_core(cfg.core, cfg.agents)
-    tasks = []
-    for (i, j) in pairs:
-        pl = f"{_slug(labels[i])}-vs-{_slug(labels[j])}"
-        for start in range(0, cfg.games, chunk):
-            deals = list(range(start, min(cfg.games, start + chunk)))
-            tasks.append((rules.to_dict(), cfg.agents[i], cfg.agents[j], cfg.seed, deals,
-                          str(records_dir) if records_dir else None, pl, core))
+    tasks, task_pairs = _tasks(cfg, rules, labels, pairs, records_dir, core)
     t0 = time.perf_counter()
     if task_runner is not None:
         results_by_task = list(task_runner(_play_chunk, tasks))
@@ -490,23 +483,9 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
     elapsed = time.perf_counter() - t0
     per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]] = {p: [] for p in pairs}
-    ti = 0
-    for (i, j) in pairs:
-        for _start in range(0, cfg.games, chunk):
-            per_pair_deals[(i, j)].extend(results_by_task[ti])
-            ti += 1
-    pair_results = []
-    for (i, j) in pairs:
-        st = pair_stats(per_pair_deals[(i, j)])
-        pr = {
-            "agents": [labels[i], labels[j]],
-            "specs": [cfg.agents[i], cfg.agents[j]],
-            **{key: st[key] for key in ("deals", "games", "wins", "draws", "win_rate", "win_rate_ci", "adp",
-                                          "adp_ci")},
-            "per_agent": {labels[i]: st["per_side"][0], labels[j]: st["per_side"][1]},
-            "_pair_win_rates": st["pair_win_rates"],
-        }
-        pair_results.append(pr)
+    for pair, deals in zip(task_pairs, results_by_task):
+        per_pair_deals[pair].extend(deals)
+    pair_results = [_pair_result(cfg, labels, i, j, per_pair_deals[(i, j)]) for (i, j) in pairs]
     res: Dict[str, Any] = {
         "mode": "duel" if k == 2 else "round_robin",
         "agents": labels,
@@ -525,33 +504,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         if keep_deals:
             res["deal_win_rates"] = pr["_pair_win_rates"]
     else:
-        matrix = [[None] * k for _ in range(k)]
-        wins: Dict[Tuple[int, int], float] = {}
-        games: Dict[Tuple[int, int], int] = {}
-        per_agent_pairs: Dict[int, List[float]] = {i: [] for i in range(k)}
-        for (i, j), pr in zip(pairs, pair_results):
-            matrix[i][j] = pr["win_rate"]
-            matrix[j][i] = 1.0 - pr["win_rate"]
-            wins[(i, j)] = pr["wins"][0] + 0.5 * pr["draws"]
-            games[(i, j)] = pr["games"]
-            per_agent_pairs[i].extend(pr["_pair_win_rates"])
-            per_agent_pairs[j].extend(1.0 - x for x in pr["_pair_win_rates"])
-        elo = bradley_terry_elo(labels, wins, games)
-        ratings, scale = anchor_ratings({labels[i]: elo[i] for i in range(k)}, dict(zip(labels, res["specs"])))
-        overall = {}
-        for i in range(k):
-            m, ci = win_rate_ci(per_agent_pairs[i])
-            overall[labels[i]] = {"win_rate": m, "win_rate_ci": ci}
-        res.update({
-            "games": sum(pr["games"] for pr in pair_results),
-            "pairs": [{**{key: v for key, v in pr.items() if not key.startswith("_")},
-                       **({"deal_win_rates": pr["_pair_win_rates"]} if keep_deals else {})} for pr in pair_results],
-            "win_rate_matrix": matrix,
-            "ratings": ratings,
-            "rating_method": f"Bradley-Terry MLE, one virtual draw per pair, Elo scale, {scale}",
-            "rating_scale": scale,
-            "overall": overall,
-        })
+        res.update(_round_robin(labels, res["specs"], pairs, pair_results, keep_deals))
     res["timing"] = {"elapsed_s": round(elapsed, 3), "workers": cfg.num_workers, "core": core,
                      "games_per_s": round(res["games"] / elapsed, 2) if elapsed > 0 else None}
     if write:
@@ -561,6 +514,67 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             _plots(out_dir, res, pair_results)
     res["out"] = str(out_dir)      # not part of results.json (it is the folder that holds it)
     return res
+
+
+def _tasks(cfg: EvalConfig, rules, labels: List[str], pairs: List[Tuple[int, int]], records_dir: Optional[Path],
+           core: str) -> Tuple[List[Tuple[Any, ...]], List[Tuple[int, int]]]:
+    """The chunks of deals to play, pairing by pairing in deal order, and the pairing of each."""
+    chunk = max(1, min(25, cfg.games // (4 * cfg.num_workers) or 1))
+    tasks, task_pairs = [], []
+    for (i, j) in pairs:
+        pl = f"{_slug(labels[i])}-vs-{_slug(labels[j])}"
+        for start in range(0, cfg.games, chunk):
+            deals = list(range(start, min(cfg.games, start + chunk)))
+            tasks.append((rules.to_dict(), cfg.agents[i], cfg.agents[j], cfg.seed, deals,
+                          str(records_dir) if records_dir else None, pl, core))
+            task_pairs.append((i, j))
+    return tasks, task_pairs
+
+
+def _pair_result(cfg: EvalConfig, labels: List[str], i: int, j: int, deals: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One pairing's statistics over its deals (``_pair_win_rates``: per deal, kept out of the files)."""
+    st = pair_stats(deals)
+    return {
+        "agents": [labels[i], labels[j]],
+        "specs": [cfg.agents[i], cfg.agents[j]],
+        **{key: st[key] for key in ("deals", "games", "wins", "draws", "win_rate", "win_rate_ci", "adp",
+                                      "adp_ci")},
+        "per_agent": {labels[i]: st["per_side"][0], labels[j]: st["per_side"][1]},
+        "_pair_win_rates": st["pair_win_rates"],
+    }
+
+
+def _round_robin(labels: List[str], specs: List[str], pairs: List[Tuple[int, int]],
+                 pair_results: List[Dict[str, Any]], keep_deals: bool) -> Dict[str, Any]:
+    """A round-robin's summary: every pairing, the win-rate matrix, ratings and each agent's overall rate."""
+    k = len(labels)
+    matrix = [[None] * k for _ in range(k)]
+    wins: Dict[Tuple[int, int], float] = {}
+    games: Dict[Tuple[int, int], int] = {}
+    per_agent_pairs: Dict[int, List[float]] = {i: [] for i in range(k)}
+    for (i, j), pr in zip(pairs, pair_results):
+        matrix[i][j] = pr["win_rate"]
+        matrix[j][i] = 1.0 - pr["win_rate"]
+        wins[(i, j)] = pr["wins"][0] + 0.5 * pr["draws"]
+        games[(i, j)] = pr["games"]
+        per_agent_pairs[i].extend(pr["_pair_win_rates"])
+        per_agent_pairs[j].extend(1.0 - x for x in pr["_pair_win_rates"])
+    elo = bradley_terry_elo(labels, wins, games)
+    ratings, scale = anchor_ratings({labels[i]: elo[i] for i in range(k)}, dict(zip(labels, specs)))
+    overall = {}
+    for i in range(k):
+        m, ci = win_rate_ci(per_agent_pairs[i])
+        overall[labels[i]] = {"win_rate": m, "win_rate_ci": ci}
+    return {
+        "games": sum(pr["games"] for pr in pair_results),
+        "pairs": [{**{key: v for key, v in pr.items() if not key.startswith("_")},
+                   **({"deal_win_rates": pr["_pair_win_rates"]} if keep_deals else {})} for pr in pair_results],
+        "win_rate_matrix": matrix,
+        "ratings": ratings,
+        "rating_method": f"Bradley-Terry MLE, one virtual draw per pair, Elo scale, {scale}",
+        "rating_scale": scale,
+        "overall": overall,
+    }
 
 
 def _run_tasks(tasks: List[Tuple[Any, ...]], workers: int, progress: bool, total: int) -> List[List[Dict]]:
