@@ -378,6 +378,17 @@ def test_each_copy_of_a_kind_taken_with_the_pile_counts(pile, legal):
     assert is_legal(g, "pickup") == legal
 
 
+def test_outside_the_foot_the_overflow_may_use_every_card_in_hand():
+    """Outside the foot no card has to be kept: with K K 2 in hand, a lone king on the pile and an opened
+    meld of six kings, the pickup books the kings, the two left over take the 2 as their third card,
+    and the emptied hand is followed by the foot (the state is set directly)."""
+    g = position(3, "K K 2", "4 5 6", opened=True, melds={"K": (6, 0, 0)}, discard="K")
+    p = g.current
+    assert is_legal(g, "pickup")
+    play(g, "pickup", "meld:K:0:1:0")
+    assert g.feet[p] is None and g.hands[p] == counts("4 5 6")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
