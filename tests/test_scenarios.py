@@ -389,6 +389,14 @@ def test_outside_the_foot_the_overflow_may_use_every_card_in_hand():
     assert g.feet[p] is None and g.hands[p] == counts("4 5 6")
 
 
+def test_in_the_foot_a_pickup_may_leave_exactly_two_cards():
+    """In the foot with K K 5 6, a lone king on the pile and an opened meld of three kings: the pickup
+    leaves the 5 and the 6, the two cards the foot must keep, so it is legal though the player may not
+    go out (the state is set directly)."""
+    g = position(3, "K K 5 6", opened=True, melds={"K": (3, 0, 0)}, discard="K")
+    assert not g.may_go_out(g.current) and is_legal(g, "pickup")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
