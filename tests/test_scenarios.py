@@ -397,6 +397,27 @@ def test_in_the_foot_a_pickup_may_leave_exactly_two_cards():
     assert not g.may_go_out(g.current) and is_legal(g, "pickup")
 
 
+@pytest.mark.parametrize("minimum, legal", [(30, True), (31, False)])
+def test_a_pickup_one_point_short_of_the_minimum_is_refused(minimum, legal):
+    """An unopened team, K K 4 5 6 7 in hand and a lone king on the pile: three kings are 30 and nothing
+    in hand melds, so the pickup opens under a minimum of 30 and is refused under 31 (rules with that
+    minimum; the state is set directly)."""
+    g = position(3, "K K 4 5 6 7", "8 9 10", discard="K", minimums=[minimum])
+    assert is_legal(g, "pickup") == legal
+
+
+def test_in_the_foot_an_opening_pickup_may_not_use_the_two_cards_kept():
+    """An unopened team in the foot with K K Q Q Q 5 and a lone king on the pile (minimum 50): the three
+    kings are 30 and the queens would bring 30 more, but two of the four cards left must be kept, so
+    only two could be melded and the pickup is refused; with a fourth queen it is legal."""
+    g = position(3, "K K Q Q Q 5", discard="K")
+    assert g.minimum == 50 and not is_legal(g, "pickup")
+    assert g.reason_illegal(action_index("pickup")) == (
+        "the team has not opened and the pickup meld plus melds from hand cannot reach the minimum of 50")
+    g = position(3, "K K Q Q Q Q 5", discard="K")
+    assert is_legal(g, "pickup")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
