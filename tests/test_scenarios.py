@@ -418,6 +418,13 @@ def test_in_the_foot_an_opening_pickup_may_not_use_the_two_cards_kept():
     assert is_legal(g, "pickup")
 
 
+def test_outside_the_foot_an_opening_pickup_may_use_every_card_in_hand():
+    """An unopened team, K K Q Q Q in hand (not in the foot) and a lone king on the pile (minimum 50):
+    the kings' 30 and all three queens left reach 60, so the pickup is legal (the state is set directly)."""
+    g = position(3, "K K Q Q Q", "8 9 10", discard="K")
+    assert g.minimum == 50 and is_legal(g, "pickup")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
