@@ -118,8 +118,9 @@ def position(seed: int, hand: Cards, foot=_IN_FOOT, *, opened: bool = False, mel
     directly, for states a scripted deal would take dozens of turns to reach: holding ``hand``; in
     the foot, having played from it, unless ``foot`` gives the foot's cards; the team ``opened``
     with unfinished ``melds`` (``{"K": (naturals, twos, jokers)}``, ``"W"`` the wild meld) and
-    ``books`` (clean, dirty, wild); the pile ``discard`` (bottom first) and the ``stock`` (its top
-    last) when given.  ``overrides`` are rule fields."""
+    ``books`` (how many clean, dirty and wild: books of fours, fives and wilds); the pile
+    ``discard`` (bottom first) and the ``stock`` (its top last) when given.  ``overrides`` are
+    rule fields."""
     g = Game(rules, **overrides)
     g.reset(seed=seed)
     p, team = g.current, g.team_of[g.current]
@@ -131,8 +132,10 @@ def position(seed: int, hand: Cards, foot=_IN_FOOT, *, opened: bool = False, mel
     g.opened[team] = opened
     for slot, meld in (melds or {}).items():
         g.melds[team][11 if slot == "W" else kind_of(slot)] = list(meld)
-    if books is not None:
+    if books is not None:                 # the counts and the books themselves (fours, fives, wilds)
         g.book_counts[team] = list(books)
+        g.books[team] = ([(kind_of("4"), 7, 0, 0)] * books[0] + [(kind_of("5"), 5, 1, 1)] * books[1]
+                         + [(11, 0, 4, 3)] * books[2])
     if discard is not None:
         g.discard = [kind_of(c) for c in cards(discard)]
     if stock is not None:

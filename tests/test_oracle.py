@@ -16,13 +16,13 @@ import random
 import pytest
 
 from agents.registry import make_agent
-from handfoot_env.actions import ACTION_NAMES
+from handfoot_env.actions import ACTION_NAMES, PICKUP
 from handfoot_env.cards import kind_of
 from handfoot_env.engine import Game
 from handfoot_env.view import seat_view
 
-from .helpers import new_game
-from .oracle import Ledger, check_ledger, check_state, describe, finishable, oracle_legal, track
+from .helpers import new_game, position
+from .oracle import Ledger, allowed, check_ledger, check_state, describe, finishable, oracle_legal, track
 
 GAMES = int(os.environ.get("HANDFOOT_ORACLE_GAMES", "0"))
 
@@ -113,3 +113,52 @@ def test_ledger_derives_the_minimum_openings_and_held_pile_cards_from_the_action
     led = track(g, led, ACTION_NAMES.index("meld:9:3:0:0"))
     assert led.opened == [True, False] and led.pending == 0 and led.value == 0
     check_ledger(g, led)
+
+
+_RANKS = ["4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]
+_DRAWS = _RANKS * 3 + ["2", "2", "JK", "3B"]
+
+
+def _pickup_position(rng: random.Random, overrides: dict):
+    """A random position at the start of a turn with a pair of the pile's top card in hand: the team
+    unopened, or opened with an unfinished meld of that rank (which a pickup may overflow); in the
+    foot or not; one to eight more cards in hand and up to three cards under the top."""
+    top = rng.choice(_RANKS)
+    hand = [top, top] + [rng.choice(_DRAWS) for _ in range(rng.randint(1, 8))]
+    pile = [rng.choice(_DRAWS) for _ in range(rng.randint(0, 3))] + [top]
+    in_foot = rng.random() < 0.4
+    opened = rng.random() < 0.5
+    melds, books = {}, None
+    if opened:
+        n = rng.randint(3, 6)
+        w = rng.randint(0, min(2, 6 - n, n // 2))
+        melds[top] = (n, w, 0)
+        books = (rng.randint(0, 2), rng.randint(0, 2), rng.randint(0, 1))
+    minimum = rng.choice([50, 90, 120, 150])
+    g = position(rng.randrange(1000), " ".join(hand), *(() if in_foot else ("4 5 6",)), opened=opened,
+                 melds=melds, books=books, discard=" ".join(pile), minimums=[minimum], **overrides)
+    led = Ledger(g.rules)
+    led.opened[g.team_of[g.current]] = opened
+    return g, led
+
+
+@pytest.mark.parametrize("overrides, seed", [
+    ({}, 11),
+    ({"wild_limit": "majority", "pile_take": 1, "ask_partner": False, "partner_in_foot": False,
+      "go_out_clean": 1, "go_out_dirty": 0, "go_out_wild": 0}, 12),
+])
+def test_pickup_legality_equals_the_oracle_on_random_positions(overrides, seed):
+    """Taking the pile, the engine's decision (cheap bounds, then a dynamic program for an opening;
+    the overflow and the foot's two kept cards for an opened team) equals the oracle's search on 400
+    random positions set directly, openings and overflows near their limits included."""
+    rng = random.Random(seed)
+    legal = 0
+    for _ in range(400):
+        g, led = _pickup_position(rng, overrides)
+        mine = g.reason_illegal(PICKUP) is None
+        assert mine == allowed(g, PICKUP, led, {}), (
+            f"pickup {'legal' if mine else 'refused'} by the engine, not by the oracle: hand "
+            f"{g.state_dict()['hands'][g.current]}, pile {g.state_dict()['discard']}, minimum {g.minimum}, "
+            f"melds {g.melds[g.team_of[g.current]]}, in foot {g.feet[g.current] is None}")
+        legal += mine
+    assert 60 <= legal <= 340                # both answers well represented
