@@ -518,10 +518,8 @@ class Game:
         r = self.rules
         need = (r.go_out_clean, r.go_out_dirty, r.go_out_wild)
         have = tuple(min(b, n) for b, n in zip(books, need))
-        wild_cap = 2 if self._double else 3          # wilds in a legal seven-card natural meld
         return go_out_search(tuple(hand[:NUM_RANKS]), hand[TWO] + hand[JOKER], hand[BLACK3] == 0,
-                            tuple(tuple(m) for m in slots), have, need, self._double,
-                            r.wild_melds, wild_cap)
+                            tuple(tuple(m) for m in slots), have, need, self._double, r.wild_melds)
 
     def _cancel_reason(self, p: int) -> Optional[str]:
         if self.phase != MELD_PHASE:
@@ -581,8 +579,6 @@ class Game:
             if not self._completable(h2, inc, c[0], c[1] + c[2], left - (2 if in_foot else 0)):
                 if not (in_foot and go_ok and self._meld_goes_out(p, s, n, t, j)):
                     return "the unfinished meld from the pickup could no longer be completed"
-            if left == 0:
-                return "the unfinished meld from the pickup must be completed before the hand is empty"
         opens = False
         if not opened:
             value = self.prov_value + meld_points(s, n, t, j)
@@ -618,8 +614,6 @@ class Game:
             if not go_ok:
                 return "in the foot, melding must leave two cards (one to discard, one to keep) unless going out"
             if not self._meld_goes_out(p, s, n, t, j):
-                if left == 0 and inc >= 0 and inc != s:
-                    return "all melds must be legal to go out"
                 return ("going out needs the team's required books when the last card leaves the foot, "
                         "and the cards left could not make them")
         return None

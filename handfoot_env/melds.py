@@ -279,7 +279,7 @@ def max_meld_value(hand: Sequence[int], slots: Sequence[Sequence[int]], rules: A
 @lru_cache(maxsize=4096)
 def go_out_search(naturals: Tuple[int, ...], wilds: int, discard_free: bool,
                    slots: Tuple[Tuple[int, int, int], ...], have: Tuple[int, int, int],
-                   need: Tuple[int, int, int], double: bool, wild_melds: bool, wild_cap: int) -> bool:
+                   need: Tuple[int, int, int], double: bool, wild_melds: bool) -> bool:
     """Whether these cards can all be melded, but for at most one discard, meeting the going-out books.
 
     Exact; the engine asks it (``Game._can_go_out``) only when a meld or pickup would leave

@@ -10,11 +10,9 @@ from handfoot_env.engine import Game, IllegalActionError
 from .helpers import both_cores  # noqa: F401 - every test on both cores
 from .helpers import books_game, counts, new_game, play, two_deck_game
 
-# The messages that tests/test_scenarios.py does not compare in full.  Two of the engine's
-# messages cannot be reached from a consistent state and have no row: "the unfinished meld
-# from the pickup must be completed before the hand is empty" and "all melds must be legal
-# to go out" (a meld that empties the hand with a pickup overflow pending is always refused
-# as "... could no longer be completed" first).
+# The messages that tests/test_scenarios.py does not compare in full.  (A meld that empties the
+# hand with a pickup's overflow still unfinished is refused as "... could no longer be completed":
+# no card is left to finish it, and the going-out search finds no legal end with it on the table.)
 
 
 def _start():

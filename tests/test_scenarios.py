@@ -425,6 +425,19 @@ def test_outside_the_foot_an_opening_pickup_may_use_every_card_in_hand():
     assert g.minimum == 50 and is_legal(g, "pickup")
 
 
+@pytest.mark.parametrize("foot", ["4 5 6", None])
+def test_a_meld_that_empties_the_hand_with_the_overflow_unfinished_is_refused(foot):
+    """After a pickup left two kings over (an unfinished meld), 9 9 9 in hand: melding the nines would
+    leave no card to finish the kings, in the hand or (with the team short of books) in the foot, so it is
+    refused; the nines may not be discarded either while the kings are short (the state is set directly)."""
+    kw = {} if foot is None else {"foot": foot}
+    g = position(3, "9 9 9", **kw, opened=True, melds={"K": (2, 0, 0)})
+    g.phase, g.incomplete = MELD_PHASE, kind_of("K")
+    assert g.reason_illegal(action_index("meld:9:3:0:0")) == (
+        "the unfinished meld from the pickup could no longer be completed")
+    assert legal_names(g) == []
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)

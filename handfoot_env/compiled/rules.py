@@ -285,8 +285,6 @@ def meld_post_ok(s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t,
         if not completable(h2, inc, s[m], s[m + 1] + s[m + 2], left - (2 if in_foot else 0), double):
             if not (in_foot and go_ok and meld_goes_out(s, R, p, slot, n, t, j)):
                 return False
-        if left == 0:
-            return False
     if not opened:
         value = s[PROV_VALUE] + points(slot, n, t, j)
         if value >= s[MINIMUM]:
