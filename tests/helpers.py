@@ -120,7 +120,12 @@ def position(seed: int, hand: Cards, foot=_IN_FOOT, *, opened: bool = False, mel
     with unfinished ``melds`` (``{"K": (naturals, twos, jokers)}``, ``"W"`` the wild meld) and
     ``books`` (how many clean, dirty and wild: books of fours, fives and wilds); the pile
     ``discard`` (bottom first) and the ``stock`` (its top last) when given.  ``overrides`` are
-    rule fields."""
+    rule fields.
+
+    Only what a test names is set: the cards are not conserved (the deal's other cards stay where
+    they were), the team's ``meld_value`` is not updated, and the books are stand-ins (fours, fives,
+    wilds).  Fine for legality, which reads none of these; a position whose round is then scored
+    counts the stand-in books' bonuses but not their cards."""
     g = Game(rules, **overrides)
     g.reset(seed=seed)
     p, team = g.current, g.team_of[g.current]

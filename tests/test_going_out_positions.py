@@ -149,17 +149,34 @@ def test_a_pickup_onto_a_meld_of_three_goes_out_without_a_book(books, legal):
     assert details["went_out"] == p and details["teams"][g.team_of[p]]["clean_books"] == 2 * g.rules.clean_book
 
 
-@pytest.mark.parametrize("meld", [(3, 0, 1), (3, 1, 0), (2, 1, 1)])
+@pytest.mark.parametrize("meld", [(3, 0, 1), (3, 1, 0)])
 def test_a_pickup_in_the_foot_that_books_a_dirty_meld_counts_it_dirty(meld):
     """One dirty book short (2 clean, 1 dirty, 1 wild), in the foot holding only K K, a lone king on
-    the pile and a meld of four kings holding a joker, a two, or (two kings) one of each: the pickup
-    makes it a dirty book, the last one needed, and the hand is empty: the player goes out by it."""
+    the pile and a meld of four kings holding a joker or a two: the pickup makes it a dirty book, the
+    last one needed, and the hand is empty: the player goes out by it."""
     g = _last_meld_position(meld, "K K", books=(2, 1, 1), slot="K")
     g.phase = DRAW_PHASE
     g.discard = [kind_of("K")]
     p = g.current
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
+    details = g.round_details[0]
+    assert details["went_out"] == p
+    assert details["teams"][g.team_of[p]]["dirty_books"] == 2 * g.rules.dirty_book
+
+
+def test_a_pickup_in_the_foot_that_books_a_meld_with_a_two_and_a_joker_counts_it_dirty():
+    """One dirty book short, in the foot holding K K K, a lone king on the pile and a meld of four kings,
+    a two and a joker: the pickup's first king makes the dirty book, the last one needed, and leaves two
+    kings over, which the third king from the hand finishes as the hand empties: the player goes out."""
+    g = _last_meld_position((4, 1, 1), "K K K", books=(2, 1, 1), slot="K")
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of("K")]
+    p = g.current
+    assert g.reason_illegal(action_index("pickup")) is None
+    g.step(action_index("pickup"))
+    assert g.book_counts[g.team_of[p]] == [2, 2, 1] and g.hands[p] == counts("K")
+    g.step(action_index("meld:K:1:0:0"))
     details = g.round_details[0]
     assert details["went_out"] == p
     assert details["teams"][g.team_of[p]]["dirty_books"] == 2 * g.rules.dirty_book
@@ -201,6 +218,10 @@ def test_going_out_by_the_last_card_may_finish_the_wild_book():
     g.melds[g.team_of[g.current]][11] = [0, 4, 2]
     g.phase = DRAW_PHASE
     g.discard = [kind_of("K")]
+    p = g.current
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
-    assert g.hands[g.current] == counts("2")
+    assert g.hands[p] == counts("2")
+    g.step(action_index("meld:W:0:1:0"))
+    details = g.round_details[0]
+    assert details["went_out"] == p and details["teams"][g.team_of[p]]["wild_books"] == g.rules.wild_book

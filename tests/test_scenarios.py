@@ -425,17 +425,17 @@ def test_outside_the_foot_an_opening_pickup_may_use_every_card_in_hand():
     assert g.minimum == 50 and is_legal(g, "pickup")
 
 
-@pytest.mark.parametrize("foot", ["4 5 6", None])
-def test_a_meld_that_empties_the_hand_with_the_overflow_unfinished_is_refused(foot):
-    """After a pickup left two kings over (an unfinished meld), 9 9 9 in hand: melding the nines would
-    leave no card to finish the kings, in the hand or (with the team short of books) in the foot, so it is
-    refused; the nines may not be discarded either while the kings are short (the state is set directly)."""
+@pytest.mark.parametrize("hand, meld, foot", [("9 9 2", "meld:9:2:1:0", "4 5 6 7 8 9 10 J Q K A 4 5"),
+                                              ("9 9 9 9 2", "meld:9:4:1:0", None)])
+def test_a_meld_that_empties_the_hand_with_the_overflow_unfinished_is_refused(hand, meld, foot):
+    """After a pickup left two kings over (an unfinished meld), a meld of the nines with the two would
+    empty the hand and leave no card to finish the kings, so it is refused, in the hand as in the foot;
+    the two is wanted on the kings, and that meld is legal (the state is set directly)."""
     kw = {} if foot is None else {"foot": foot}
-    g = position(3, "9 9 9", **kw, opened=True, melds={"K": (2, 0, 0)})
+    g = position(3, hand, **kw, opened=True, melds={"K": (2, 0, 0)})
     g.phase, g.incomplete = MELD_PHASE, kind_of("K")
-    assert g.reason_illegal(action_index("meld:9:3:0:0")) == (
-        "the unfinished meld from the pickup could no longer be completed")
-    assert legal_names(g) == []
+    assert g.reason_illegal(action_index(meld)) == "the unfinished meld from the pickup could no longer be completed"
+    assert is_legal(g, "meld:K:0:1:0")
 
 
 def _unopened_pile_game(p3_hand, round=1):

@@ -75,9 +75,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="compile into DIR (must be empty or absent) and keep it; default: a temporary folder")
     args = p.parse_args(argv)
     from handfoot_env.compiled import available
+    from handfoot_env.config import load_rules
     if not available():
         p.error("the compiled core needs Numba (pip install numba)")
+    try:
+        load_rules(args.rules)
+    except (ValueError, OSError) as e:      # RuleConfigError is a ValueError
+        p.error(f"--rules: {e}")
     if args.keep:
+        if os.path.exists(args.keep) and not os.path.isdir(args.keep):
+            p.error(f"--keep: {args.keep} is a file, not a folder")
         if os.path.isdir(args.keep) and os.listdir(args.keep):
             p.error(f"--keep: {args.keep} is not empty; the first run must compile into an empty folder")
         os.makedirs(args.keep, exist_ok=True)

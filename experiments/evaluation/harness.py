@@ -483,7 +483,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
     elapsed = time.perf_counter() - t0
     per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]] = {p: [] for p in pairs}
-    for pair, deals in zip(task_pairs, results_by_task):
+    for pair, deals in zip(task_pairs, results_by_task, strict=True):
         per_pair_deals[pair].extend(deals)
     pair_results = [_pair_result(cfg, labels, i, j, per_pair_deals[(i, j)]) for (i, j) in pairs]
     res: Dict[str, Any] = {
