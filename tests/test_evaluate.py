@@ -224,11 +224,28 @@ def test_books_statistics_count_every_round(core):
         assert sum(map(sum, res["books"])) > 0
 
 
-def test_auto_core_is_compiled_only_with_network_seats_alone():
-    if compiled_available():
-        assert ev.eval_core("auto", ["champion", f"policy:{CHAMPION}?sample"]) == "compiled"
-    assert ev.eval_core("auto", ["champion", "strategic"]) == "reference"
+def test_auto_core_is_compiled_for_pairings_with_a_network_seat():
+    net = "compiled" if compiled_available() else "reference"
+    assert ev.eval_core("auto", ["champion", f"policy:{CHAMPION}?sample"]) == net
+    assert ev.eval_core("auto", ["champion", "strategic"]) == net
+    assert ev.eval_core("auto", ["strategic", "greedy"]) == "reference"
     assert ev.eval_core("reference", ["champion", "champion"]) == "reference"
+
+
+def test_a_round_robin_runs_each_pairing_on_its_core(tmp_path):
+    """``core: auto`` is decided per pairing: the champion's games on the compiled core (when Numba is
+    installed), the heuristics' game with each other on the reference; results.json names both."""
+    cfg = EvalConfig(agents=["champion", "greedy", "random"], games=1, seed=3, workers=1, plots=False,
+                        progress=False, out=str(tmp_path / "rr"))
+    res = run_evaluation(cfg)
+    if not compiled_available():
+        assert res["timing"]["core"] == "reference"
+        return
+    assert res["timing"]["core"] == "mixed"
+    assert res["timing"]["core_by_pair"] == [["champion", "greedy", "compiled"], ["champion", "random", "compiled"],
+                                             ["greedy", "random", "reference"]]
+    saved = json.loads((tmp_path / "rr" / "results.json").read_text())
+    assert saved["timing"]["core_by_pair"] == res["timing"]["core_by_pair"]
 
 
 def test_bad_core_is_one_line(tmp_path, capsys):

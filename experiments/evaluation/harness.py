@@ -115,8 +115,8 @@ class EvalConfig:
     plots: bool = True
     #: show a tqdm progress bar
     progress: bool = True
-    #: the rules core the games run on: ``compiled``, ``reference`` or ``auto`` (:func:`eval_core`); both
-    #: play the same games, so the results are the same (only ``timing`` says which ran)
+    #: the rules core the games run on: ``compiled``, ``reference`` or ``auto`` (:func:`eval_core`, per
+    #: pairing); both play the same games, so the results are the same (only ``timing`` says which ran)
     core: str = "auto"
 
     def validate(self) -> "EvalConfig":
@@ -383,18 +383,19 @@ def _side_stats(rules: RuleConfig, res: Dict[str, Any], sides: List[int]) -> Dic
 
 
 def eval_core(core: str, specs: Sequence[str]) -> str:
-    """The core an evaluation runs on.  ``auto``: the compiled core when ``resolve_core("auto")`` picks
-    it (Numba installed) and every agent is a network that reads only its observation
-    (``needs_observation`` and not ``needs_view``), else the reference.  Measured
-    (docs/compiled_core.md, "Evaluation"): with only network seats the compiled core plays faster
-    (the observation, mask and legal list in one compiled call, no seat view); a heuristic seat
-    needs its :class:`~handfoot_env.view.SeatView`, which the reference engine builds from its own
-    Python lists faster than the compiled core reads it from its row."""
+    """The core the games between ``specs`` (one pairing) run on.  ``auto``: the compiled core when
+    ``resolve_core("auto")`` picks it (Numba installed) and at least one agent is a network that reads
+    only its observation (``needs_observation`` and not ``needs_view``), else the reference.
+    Measured (docs/compiled_core.md, "Evaluation"): a network seat gets its observation, mask and
+    legal list from one compiled call, so games with one play faster on the compiled core, with or
+    without heuristic seats; games of heuristics alone play faster on the reference, which builds
+    their :class:`~handfoot_env.view.SeatView` from its own Python lists faster than the compiled
+    core reads it from its row."""
     if core != "auto":
         return resolve_core(core)
     if resolve_core("auto") != "compiled":
         return "reference"
-    return "compiled" if all(observation_only(_agent_for(spec, 0)) for spec in specs) else "reference"
+    return "compiled" if any(observation_only(_agent_for(spec, 0)) for spec in specs) else "reference"
 
 
 def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
@@ -474,8 +475,8 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         if cfg.records:
             records_dir = out_dir / "records"
             records_dir.mkdir(exist_ok=True)
-    core = eval_core(cfg.core, cfg.agents)
-    tasks, task_pairs = _tasks(cfg, rules, labels, pairs, records_dir, core)
+    cores = [eval_core(cfg.core, [cfg.agents[i], cfg.agents[j]]) for (i, j) in pairs]
+    tasks, task_pairs = _tasks(cfg, rules, labels, pairs, records_dir, cores)
     t0 = time.perf_counter()
     if task_runner is not None:
         results_by_task = list(task_runner(_play_chunk, tasks))
@@ -505,8 +506,11 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             res["deal_win_rates"] = pr["_pair_win_rates"]
     else:
         res.update(_round_robin(labels, res["specs"], pairs, pair_results, keep_deals))
-    res["timing"] = {"elapsed_s": round(elapsed, 3), "workers": cfg.num_workers, "core": core,
+    res["timing"] = {"elapsed_s": round(elapsed, 3), "workers": cfg.num_workers,
+                     "core": cores[0] if len(set(cores)) == 1 else "mixed",
                      "games_per_s": round(res["games"] / elapsed, 2) if elapsed > 0 else None}
+    if len(set(cores)) > 1:
+        res["timing"]["core_by_pair"] = [[labels[i], labels[j], c] for (i, j), c in zip(pairs, cores)]
     if write:
         (out_dir / "results.json").write_text(json.dumps(res, indent=2) + "\n")
         _write_csv(out_dir / "results.csv", pair_results)
@@ -517,11 +521,12 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
 
 
 def _tasks(cfg: EvalConfig, rules, labels: List[str], pairs: List[Tuple[int, int]], records_dir: Optional[Path],
-           core: str) -> Tuple[List[Tuple[Any, ...]], List[Tuple[int, int]]]:
-    """The chunks of deals to play, pairing by pairing in deal order, and the pairing of each."""
+           cores: List[str]) -> Tuple[List[Tuple[Any, ...]], List[Tuple[int, int]]]:
+    """The chunks of deals to play, pairing by pairing in deal order (each pairing on its core), and
+    the pairing of each."""
     chunk = max(1, min(25, cfg.games // (4 * cfg.num_workers) or 1))
     tasks, task_pairs = [], []
-    for (i, j) in pairs:
+    for (i, j), core in zip(pairs, cores):
         pl = f"{_slug(labels[i])}-vs-{_slug(labels[j])}"
         for start in range(0, cfg.games, chunk):
             deals = list(range(start, min(cfg.games, start + chunk)))
