@@ -438,6 +438,25 @@ def test_a_meld_that_empties_the_hand_with_the_overflow_unfinished_is_refused(ha
     assert is_legal(g, "meld:K:0:1:0")
 
 
+@pytest.mark.parametrize("wild_melds, legal", [(True, True), (False, False)])
+def test_three_jokers_open_with_a_pickup_only_as_a_wild_meld(wild_melds, legal):
+    """An unopened team, K K JK JK JK in hand and a lone king on the pile (minimum 150): the kings' 30
+    and a wild meld of the jokers (150) open; without wild melds a joker may only join the kings (one,
+    under the double limit: 80), so the pickup is refused (the state is set directly)."""
+    g = position(3, "K K JK JK JK", "8 9 10", discard="K", minimums=[150], wild_melds=wild_melds,
+                 **({} if wild_melds else {"go_out_wild": 0}))
+    assert is_legal(g, "pickup") == legal
+
+
+@pytest.mark.parametrize("minimum, legal", [(70, True), (80, False)])
+def test_an_opening_pickup_adds_at_most_four_naturals_to_its_meld(minimum, legal):
+    """An unopened team with seven kings in hand and a lone king on the pile: the pickup's three kings
+    and four from the hand make a book of 70; the fifth king could start no meld alone, so 70 is the
+    most the kings can open with (the state is set directly)."""
+    g = position(3, "K K K K K K K", "8 9 10", discard="K", minimums=[minimum])
+    assert is_legal(g, "pickup") == legal
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
