@@ -457,6 +457,24 @@ def test_an_opening_pickup_adds_at_most_four_naturals_to_its_meld(minimum, legal
     assert is_legal(g, "pickup") == legal
 
 
+@pytest.mark.parametrize("minimum, legal", [(155, True), (170, False)])
+def test_eight_naturals_of_a_rank_open_as_one_book_of_seven(minimum, legal):
+    """An unopened team with 4 4 and eight aces in hand, a lone 4 on the pile: the fours' 15 and a book
+    of seven aces (140) make 155; the eighth ace could start no meld alone (the state is set directly)."""
+    g = position(3, "4 4 A A A A A A A A", "8 9 10", discard="4", minimums=[minimum])
+    assert is_legal(g, "pickup") == legal
+
+
+@pytest.mark.parametrize("hand, legal", [("K K Q Q Q J J J 10 10 10", False), ("K K Q Q Q J J J 10 10 10 5 6", True)])
+def test_in_the_foot_an_opening_pickup_melds_only_the_cards_it_may_spare(hand, legal):
+    """An unopened team in the foot (the stock spent), a lone king on the pile, minimum 120: the kings'
+    30 need 90 more from three groups of three (queens, jacks, tens); with eleven cards, two of the
+    nine left after the pickup must be kept, so only two groups (60) can go; two cards more free the
+    third (the state is set directly)."""
+    g = position(3, hand, discard="K", stock="", minimums=[120])
+    assert is_legal(g, "pickup") == legal
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
