@@ -1,11 +1,12 @@
-"""Every reason the engine gives for an illegal action, word for word."""
+"""Every reason the engine gives for an illegal action, word for word; and the engine's small public
+helpers (named actions, hand size, the proven action bounds)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from handfoot_env.actions import NUM_ACTIONS, action_index
-from handfoot_env.engine import Game, IllegalActionError
+from handfoot_env.engine import MELD_PHASE, Game, IllegalActionError
 
 from .helpers import both_cores  # noqa: F401 - every test on both cores
 from .helpers import books_game, counts, new_game, play, two_deck_game
@@ -161,3 +162,37 @@ def test_step_records_numpy_integers_as_ints():
     a = g.legal_actions()[0]
     g.step(np.int64(a))
     assert g.history[-1] == (g.history[-1][0], a) and type(g.history[-1][1]) is int
+
+
+# --------------------------------------------------------------- the engine's small public helpers
+def test_step_name_plays_the_named_action():
+    g = new_game(stock="9 9")
+    p = g.current
+    g.step_name("draw")
+    assert g.history == [(p, action_index("draw"))] and g.phase == MELD_PHASE and g.hand_size(p) == 15
+    with pytest.raises(KeyError):
+        g.step_name("fly")
+
+
+def test_hand_size_and_in_foot_follow_the_cards_held():
+    g = Game("pagat")
+    g.reset(seed=0)
+    p = g.current
+    assert g.hand_size(p) == 13 and not g.in_foot(p)
+    g.hands[p], g.feet[p] = counts("K K 5"), None
+    assert g.hand_size(p) == 3 and g.in_foot(p)
+
+
+def test_the_proven_action_bounds_by_hand():
+    """docs/rules.md's bound: turns <= stock / 2 + cards / 3 + 1, actions <= 5 x turns + 3 x cards per
+    round; a game is its rounds, one more with the extra-round tie-break."""
+    from handfoot_env.config import load_rules
+    from handfoot_env.engine import max_actions_per_game, max_actions_per_round
+    pagat = load_rules("pagat")                     # 270 cards, 4 x (13 + 13) dealt, one up: stock 165
+    assert max_actions_per_round(pagat) == 5 * (165 // 2 + 270 // 3 + 1) + 3 * 270 == 1675
+    assert max_actions_per_game(pagat) == 4 * 1675
+    bicycle = load_rules("bicycle")                 # 324 cards, 4 x (11 + 11), extra round on a tie
+    assert max_actions_per_round(bicycle) == 5 * (235 // 2 + 324 // 3 + 1) + 3 * 324 == 2102
+    assert max_actions_per_game(bicycle) == 5 * 2102
+    odd = load_rules("individual", foot_size=12)      # 216 cards, 3 x (13 + 12): an even stock, 140
+    assert max_actions_per_round(odd) == 5 * (140 // 2 + 216 // 3 + 1) + 3 * 216 == 1363
