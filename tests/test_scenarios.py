@@ -475,6 +475,16 @@ def test_in_the_foot_an_opening_pickup_melds_only_the_cards_it_may_spare(hand, l
     assert is_legal(g, "pickup") == legal
 
 
+@pytest.mark.parametrize("hand, minimum, legal", [("K K 7 7 JK", 90, True), ("K K 6 6 JK", 90, True),
+                                                 ("K K 6 6 JK", 95, False)])
+def test_an_opening_pickup_may_need_its_lowest_cards_with_a_wild(hand, minimum, legal):
+    """An unopened team, a lone king on the pile: the kings' 30 and a meld of two sevens (or sixes) and
+    a joker (60) make 90; no whole group of three naturals is in hand, so only the search over wilds
+    finds it (the state is set directly)."""
+    g = position(3, hand, "8 9 10", discard="K", minimums=[minimum])
+    assert is_legal(g, "pickup") == legal
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
