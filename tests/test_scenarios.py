@@ -485,6 +485,14 @@ def test_an_opening_pickup_may_need_its_lowest_cards_with_a_wild(hand, minimum, 
     assert is_legal(g, "pickup") == legal
 
 
+@pytest.mark.parametrize("minimum, legal", [(260, True), (265, False)])
+def test_an_opening_pickup_of_a_two_fills_the_wild_meld_to_a_book(minimum, legal):
+    """An unopened team with 2 2 JK JK JK JK in hand and a two on the pile: the three twos (60) and all
+    four jokers (200) make a wild book of seven, 260 (the state is set directly)."""
+    g = position(3, "2 2 JK JK JK JK", "8 9 10", discard="2", minimums=[minimum])
+    assert is_legal(g, "pickup") == legal
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
