@@ -485,11 +485,23 @@ def test_an_opening_pickup_may_need_its_lowest_cards_with_a_wild(hand, minimum, 
     assert is_legal(g, "pickup") == legal
 
 
-@pytest.mark.parametrize("minimum, legal", [(260, True), (265, False)])
-def test_an_opening_pickup_of_a_two_fills_the_wild_meld_to_a_book(minimum, legal):
-    """An unopened team with 2 2 JK JK JK JK in hand and a two on the pile: the three twos (60) and all
-    four jokers (200) make a wild book of seven, 260 (the state is set directly)."""
-    g = position(3, "2 2 JK JK JK JK", "8 9 10", discard="2", minimums=[minimum])
+@pytest.mark.parametrize("hand, minimum, legal", [("2 2 JK JK JK JK", 260, True), ("2 2 JK JK JK JK", 265, False),
+                                                 ("2 2 JK JK", 160, True)])
+def test_an_opening_pickup_of_a_two_fills_the_wild_meld_to_a_book(hand, minimum, legal):
+    """An unopened team and a two on the pile: the three twos (60) and four jokers from the hand (200)
+    make a wild book of seven, 260; two jokers make a wild meld of five, 160 (the state is set
+    directly)."""
+    g = position(3, hand, "8 9 10", discard="2", minimums=[minimum])
+    assert is_legal(g, "pickup") == legal
+
+
+@pytest.mark.parametrize("hand, minimum, legal", [("JK JK JK JK 2 2", 290, True), ("JK JK JK JK 2 2", 295, False),
+                                                 ("JK JK 2 2 2 2 2", 230, True), ("JK JK 2 2 2 2 2", 250, False)])
+def test_an_opening_pickup_of_a_joker_fills_the_wild_meld_to_seven(hand, minimum, legal):
+    """An unopened team and a joker on the pile: the three jokers (150) take at most four more wilds
+    from the hand, the wild meld's seven: two jokers and two twos (140) make 290; with five twos in
+    hand only four go (80), 230 (the state is set directly)."""
+    g = position(3, hand, "8 9 10", discard="JK", minimums=[minimum])
     assert is_legal(g, "pickup") == legal
 
 
