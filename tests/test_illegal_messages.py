@@ -191,6 +191,7 @@ def test_the_proven_action_bounds_by_hand():
     pagat = load_rules("pagat")                     # 270 cards, 4 x (13 + 13) dealt, one up: stock 165
     assert max_actions_per_round(pagat) == 5 * (165 // 2 + 270 // 3 + 1) + 3 * 270 == 1675
     assert max_actions_per_game(pagat) == 4 * 1675
+    assert type(max_actions_per_round(pagat)) is int and type(max_actions_per_game(pagat)) is int
     bicycle = load_rules("bicycle")                 # 324 cards, 4 x (11 + 11), extra round on a tie
     assert max_actions_per_round(bicycle) == 5 * (235 // 2 + 324 // 3 + 1) + 3 * 324 == 2102
     assert max_actions_per_game(bicycle) == 5 * 2102
