@@ -505,6 +505,17 @@ def test_an_opening_pickup_of_a_joker_fills_the_wild_meld_to_seven(hand, minimum
     assert is_legal(g, "pickup") == legal
 
 
+def test_a_joker_left_over_from_a_pickup_needs_two_more_wilds_while_other_melds_go_down():
+    """A pickup of a joker booked the wild meld and left one joker over (an unfinished wild meld); with
+    2 2 9 9 9 5 in hand the nines may go down first, since the two twos left still finish the
+    jokers' meld; the nines with a two may not (the state is set directly)."""
+    g = position(3, "2 2 9 9 9 5", "4 5 6 7 8 9 10 J Q K A 4 5", opened=True, melds={"W": (0, 0, 1)})
+    g.phase, g.incomplete = MELD_PHASE, 11
+    assert is_legal(g, "meld:9:3:0:0")
+    assert g.reason_illegal(action_index("meld:9:3:1:0")) == (
+        "the unfinished meld from the pickup could no longer be completed")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
