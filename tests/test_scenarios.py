@@ -516,6 +516,20 @@ def test_a_joker_left_over_from_a_pickup_needs_two_more_wilds_while_other_melds_
         "the unfinished meld from the pickup could no longer be completed")
 
 
+@pytest.mark.parametrize("hand, in_foot, legal", [("K 9 9 9", False, True), ("K 9 9 9 5 6", True, True),
+                                                 ("K 9 9 9 5", True, False)])
+def test_a_meld_beside_a_pickup_overflow_leaves_a_card_to_finish_it(hand, in_foot, legal):
+    """Two kings left over from a pickup (an unfinished meld): melding the nines is legal when a king
+    is left to finish the kings' meld, outside the foot even as the last card; in the foot two cards
+    must stay besides it (the player may not go out), so with K 5 left the nines are refused (the
+    state is set directly)."""
+    kw = {} if in_foot else {"foot": "4 5 6 7 8 9 10 J Q K A 4 5"}
+    g = position(3, hand, **kw, opened=True, melds={"K": (2, 0, 0)})
+    g.phase, g.incomplete = MELD_PHASE, kind_of("K")
+    reason = g.reason_illegal(action_index("meld:9:3:0:0"))
+    assert reason == (None if legal else "the unfinished meld from the pickup could no longer be completed")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
