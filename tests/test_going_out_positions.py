@@ -225,3 +225,21 @@ def test_going_out_by_the_last_card_may_finish_the_wild_book():
     g.step(action_index("meld:W:0:1:0"))
     details = g.round_details[0]
     assert details["went_out"] == p and details["teams"][g.team_of[p]]["wild_books"] == g.rules.wild_book
+
+
+@pytest.mark.parametrize("books, legal", [((2, 2, 1), True), ((2, 1, 1), False)])
+def test_the_last_card_may_finish_a_pickup_overflow_to_go_out(books, legal):
+    """Two kings left over from a pickup (an unfinished meld) and one king in the foot: melding it makes
+    the kings a meld of three and empties the foot, going out when the team holds its books; one dirty
+    book short it is refused for the books, the meld itself being legal."""
+    g = _last_meld_position((2, 0, 0), "K", books=books, slot="K")
+    g.incomplete = kind_of("K")
+    p = g.current
+    reason = g.reason_illegal(action_index("meld:K:1:0:0"))
+    if not legal:
+        assert reason == ("going out needs the team's required books when the last card leaves the foot, "
+                          "and the cards left could not make them")
+        return
+    assert reason is None
+    g.step(action_index("meld:K:1:0:0"))
+    assert g.round_details[0]["went_out"] == p
