@@ -530,6 +530,29 @@ def test_a_meld_beside_a_pickup_overflow_leaves_a_card_to_finish_it(hand, in_foo
     assert reason == (None if legal else "the unfinished meld from the pickup could no longer be completed")
 
 
+def test_an_opening_meld_of_exactly_the_minimum_may_empty_the_hand():
+    """An unopened team with K K K K K in hand after drawing (minimum 50): the five kings are worth
+    exactly 50, so the meld opens, and the hand it empties is followed by the foot (the state is set
+    directly)."""
+    g = position(3, "K K K K K", "4 5 6 7 8 9 10 J Q K A 4 5")
+    g.phase = MELD_PHASE
+    p, team = g.current, g.team_of[g.current]
+    assert g.minimum == 50 and is_legal(g, "meld:K:5:0:0")
+    play(g, "meld:K:5:0:0")
+    assert g.opened[team] and g.feet[p] is None and g.hand_size(p) == 13
+
+
+@pytest.mark.parametrize("hand, legal", [("K K K K K 5 6", True), ("K K K K K 5", False)])
+def test_in_the_foot_an_opening_meld_leaves_the_two_cards_kept(hand, legal):
+    """An unopened team in the foot (the stock spent): the five kings open (50) when two cards stay in
+    hand, and are refused when one would (the state is set directly)."""
+    g = position(3, hand, stock="")
+    g.phase = MELD_PHASE
+    reason = g.reason_illegal(action_index("meld:K:5:0:0"))
+    assert reason == (None if legal else
+                      "in the foot, melding must leave two cards (one to discard, one to keep) unless going out")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
