@@ -553,6 +553,31 @@ def test_in_the_foot_an_opening_meld_leaves_the_two_cards_kept(hand, legal):
                       "in the foot, melding must leave two cards (one to discard, one to keep) unless going out")
 
 
+@pytest.mark.parametrize("hand, meld, legal", [("9 9 9 K K K 6", "meld:9:3:0:0", True),
+                                              ("5 5 5 K K K 6", "meld:5:3:0:0", False)])
+def test_after_the_cancel_the_reach_counts_the_room_left_in_a_meld_with_wilds(hand, meld, legal):
+    """An unopened team, its cancel spent, minimum 150, with a provisional meld of four kings, a two and
+    a joker (110): after three nines (140) one king from K K K finishes the kings' book (150); after
+    three fives (125) the 25 still needed would take three kings, and the kings' meld has room for one
+    (the state is set directly)."""
+    g = position(3, hand, "4 5 6 7 8 9 10 J Q K A 4 5", melds={"K": (4, 1, 1)}, minimums=[150])
+    g.phase, g.cancels, g.prov, g.prov_value = MELD_PHASE, 1, counts("K K K K 2 JK"), 110
+    reason = g.reason_illegal(action_index(meld))
+    assert reason == (None if legal else "the opening could no longer reach the minimum of 150")
+
+
+def test_in_the_foot_the_pile_cards_held_aside_join_the_hand_at_the_opening():
+    """An unopened team in the foot (the stock spent) took the pile this turn: three queens on the table
+    (30), two nines held aside; with K K K K K 5 in hand the five kings open (80), leaving one card of
+    the hand, and the nines join it at the opening, so two or more stay (the state is set directly)."""
+    g = position(3, "K K K K K 5", stock="", melds={"Q": (3, 0, 0)})
+    g.phase, g.prov_value, g.forced, g.pending = MELD_PHASE, 30, (kind_of("Q"), 3, 0, 0), counts("9 9")
+    p = g.current
+    assert g.reason_illegal(action_index("meld:K:5:0:0")) is None
+    play(g, "meld:K:5:0:0")
+    assert g.opened[g.team_of[p]] and g.hands[p] == counts("5 9 9")
+
+
 def _unopened_pile_game(p3_hand, round=1):
     """The pile is up Q, Q, Q (discarded) and K on top; player_3 to act, team 1 unopened."""
     g = new_game(hands=[None, None, None, p3_hand], up="Q", stock="Q 4 Q 4 K 4", round=round)
