@@ -578,12 +578,14 @@ def test_in_the_foot_the_pile_cards_held_aside_join_the_hand_at_the_opening():
     assert g.opened[g.team_of[p]] and g.hands[p] == counts("5 9 9")
 
 
-@pytest.mark.parametrize("hand, legal", [("4 4 4 Q Q Q 5 6", True), ("4 4 4 Q Q Q", False)])
-def test_after_the_cancel_in_the_foot_the_reach_keeps_two_cards(hand, legal):
-    """An unopened team in the foot (the stock spent), its cancel spent, with three provisional kings
-    (30; minimum 50): melding three fours (45) leaves the queens to reach the minimum, which they can
-    only if two more cards stay in the foot (the state is set directly)."""
-    g = position(3, hand, stock="", melds={"K": (3, 0, 0)})
+@pytest.mark.parametrize("hand, in_foot, legal", [("4 4 4 Q Q Q 5 6", True, True), ("4 4 4 Q Q Q", True, False),
+                                                 ("4 4 4 Q Q Q", False, True)])
+def test_after_the_cancel_in_the_foot_the_reach_keeps_two_cards(hand, in_foot, legal):
+    """An unopened team, its cancel spent, with three provisional kings (30; minimum 50): melding three
+    fours (45) leaves the queens to reach the minimum; in the foot (the stock spent) they can only if
+    two more cards stay there, outside it they may be the last cards (the state is set directly)."""
+    kw = {"stock": ""} if in_foot else {"foot": "4 5 6 7 8 9 10 J Q K A 4 5"}
+    g = position(3, hand, **kw, melds={"K": (3, 0, 0)})
     g.phase, g.cancels, g.prov, g.prov_value = MELD_PHASE, 1, counts("K K K"), 30
     reason = g.reason_illegal(action_index("meld:4:3:0:0"))
     assert reason == (None if legal else "the opening could no longer reach the minimum of 50")
