@@ -197,3 +197,13 @@ def test_the_proven_action_bounds_by_hand():
     assert max_actions_per_game(bicycle) == 5 * 2102
     odd = load_rules("individual", foot_size=12)      # 216 cards, 3 x (13 + 12): an even stock, 140
     assert max_actions_per_round(odd) == 5 * (140 // 2 + 216 // 3 + 1) + 3 * 216 == 1363
+
+
+def test_state_dict_holds_the_turn_the_seed_and_the_provisional_melds():
+    """Beyond docs/interface.md's minimum, the snapshot names the seed, the player whose turn it is
+    (also while a partner answers), who has played from the foot and the provisional melds' cards."""
+    g = new_game(hands=["5 5 5 6 6 6 K K K 9 10 J Q"], stock="4 4", seed=7)
+    play(g, "draw", "meld:5:3:0:0")                   # 15: under the minimum, provisional
+    sd = g.state_dict()
+    assert sd["seed"] == 7 and sd["turn_player"] == 0 and sd["current_player"] == 0
+    assert sd["provisional"] == ["5", "5", "5"] and sd["played_from_foot"] == [False] * 4
