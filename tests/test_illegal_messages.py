@@ -201,9 +201,16 @@ def test_the_proven_action_bounds_by_hand():
 
 def test_state_dict_holds_the_turn_the_seed_and_the_provisional_melds():
     """Beyond docs/interface.md's minimum, the snapshot names the seed, the player whose turn it is
-    (also while a partner answers), who has played from the foot and the provisional melds' cards."""
+    (also while a partner answers), who has played from the foot, the provisional melds' cards, the
+    ask and its answer, who went out and the actions played."""
     g = new_game(hands=["5 5 5 6 6 6 K K K 9 10 J Q"], stock="4 4", seed=7)
     play(g, "draw", "meld:5:3:0:0")                   # 15: under the minimum, provisional
     sd = g.state_dict()
     assert sd["seed"] == 7 and sd["turn_player"] == 0 and sd["current_player"] == 0
     assert sd["provisional"] == ["5", "5", "5"] and sd["played_from_foot"] == [False] * 4
+    assert sd["asked"] is False and sd["permission"] is None and sd["went_out"] is None
+    assert sd["actions"] == 2 and sd["game_over"] is False
+    g = books_game()
+    play(g, "draw", "ask_go_out", "answer_yes")
+    sd = g.state_dict()
+    assert sd["asked"] is True and sd["permission"] is True and sd["turn_player"] == 0
