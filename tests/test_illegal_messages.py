@@ -9,7 +9,7 @@ from handfoot_env.actions import NUM_ACTIONS, action_index
 from handfoot_env.engine import MELD_PHASE, Game, IllegalActionError
 
 from .helpers import both_cores  # noqa: F401 - every test on both cores
-from .helpers import books_game, counts, new_game, play, two_deck_game
+from .helpers import books_game, counts, new_game, play, position, two_deck_game
 
 # The messages that tests/test_scenarios.py does not compare in full.  (A meld that empties the
 # hand with a pickup's overflow still unfinished is refused as "... could no longer be completed":
@@ -214,3 +214,14 @@ def test_state_dict_holds_the_turn_the_seed_and_the_provisional_melds():
     play(g, "draw", "ask_go_out", "answer_yes")
     sd = g.state_dict()
     assert sd["asked"] is True and sd["permission"] is True and sd["turn_player"] == 0
+
+
+def test_a_clone_plays_on_without_touching_the_original():
+    """A clone ends a round (a last red three laid from an empty stock, one card left that cannot be
+    played) while the original stays at the start of that turn (the state is set directly)."""
+    g = position(1, "9", opened=True, stock="3R 3R")
+    play(g, "draw")
+    c = g.clone()
+    play(c, "lay_red_three", "lay_red_three")
+    assert c.round == 2 and len(c.round_details) == 1 and len(c.round_scores) == 1
+    assert g.round == 1 and g.round_details == [] and g.round_scores == [] and g.history[-1][1] == 0
