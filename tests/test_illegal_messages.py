@@ -225,3 +225,17 @@ def test_a_clone_plays_on_without_touching_the_original():
     play(c, "lay_red_three", "lay_red_three")
     assert c.round == 2 and len(c.round_details) == 1 and len(c.round_scores) == 1
     assert g.round == 1 and g.round_details == [] and g.round_scores == [] and g.history[-1][1] == 0
+
+
+@pytest.mark.parametrize("scores, message", [
+    ("12", "scores must be a list of 2 integers (one per team), got str"),
+    (5, "scores must be a list of 2 integers (one per team), got int"),
+    ([True, 0], "scores must be 2 integers (one per team), got [True, 0]"),
+    ([1.5, 0], "scores must be 2 integers (one per team), got [1.5, 0]"),
+    ([0, 0, 0], "scores must be 2 integers (one per team), got [0, 0, 0]"),
+])
+def test_reset_names_a_bad_scores_argument(scores, message):
+    g = Game("pagat")
+    with pytest.raises(ValueError) as e:
+        g.reset(seed=0, scores=scores)
+    assert str(e.value) == message
