@@ -239,3 +239,27 @@ def test_reset_names_a_bad_scores_argument(scores, message):
     with pytest.raises(ValueError) as e:
         g.reset(seed=0, scores=scores)
     assert str(e.value) == message
+
+
+@pytest.mark.parametrize("shoe, message", [
+    ("K K", "shoe must be a list of card codes such as ['K', '3R', 'JK'], got str"),
+    (5, "shoe must be a list of card codes such as ['K', '3R', 'JK'], got int"),
+    (["K"] * 300, "shoe lists 300 cards, but the 5 decks hold 270"),
+    (["K", 3], "shoe card at position 1 must be a card code string, got int"),
+])
+def test_reset_names_a_bad_shoe_argument(shoe, message):
+    g = Game("pagat")
+    with pytest.raises(ValueError) as e:
+        g.reset(seed=0, shoe=shoe)
+    assert str(e.value) == message
+
+
+def test_reset_without_a_seed_draws_one_and_records_it():
+    """``reset()`` with no seed draws one from the system's generator and keeps it, so the game can be
+    dealt again from it."""
+    g = Game("pagat")
+    g.reset()
+    assert isinstance(g.seed, int) and 0 <= g.seed < 2 ** 31
+    h = Game("pagat")
+    h.reset(seed=g.seed)
+    assert h.hands == g.hands and h.stock == g.stock
