@@ -254,12 +254,19 @@ def test_reset_names_a_bad_shoe_argument(shoe, message):
     assert str(e.value) == message
 
 
-def test_reset_without_a_seed_draws_one_and_records_it():
-    """``reset()`` with no seed draws one from the system's generator and keeps it, so the game can be
-    dealt again from it."""
+def test_reset_without_a_seed_draws_one_and_records_it(monkeypatch):
+    """``reset()`` with no seed draws one below 2**31 from the system's generator and keeps it, so the
+    game can be dealt again from it (the generator made to answer its largest value)."""
+    import random
+
+    class Largest(random.Random):
+        def randrange(self, stop):
+            return stop - 1
+
+    monkeypatch.setattr(random, "SystemRandom", Largest)
     g = Game("pagat")
     g.reset()
-    assert isinstance(g.seed, int) and 0 <= g.seed < 2 ** 31
+    assert g.seed == 2 ** 31 - 1
     h = Game("pagat")
     h.reset(seed=g.seed)
     assert h.hands == g.hands and h.stock == g.stock
