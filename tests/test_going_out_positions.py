@@ -24,6 +24,19 @@ def _last_meld_position(meld, hand, books=(2, 1, 1), slot="8", **overrides):
     return g
 
 
+
+def _pile_position(meld, hand, books=(2, 1, 1), slot="8", pile="K", **overrides):
+    """:func:`_last_meld_position` at the start of the turn (draw or take the pile), the pile ``pile``
+    (bottom first)."""
+    g = _last_meld_position(meld, hand, books=books, slot=slot, **overrides)
+    g.phase = DRAW_PHASE
+    g.discard = [kind_of(c) for c in pile.split()]
+    return g
+
+
+_KEEP_TWO = ("in the foot, taking the pile must leave two cards in hand, unless the player may go out "
+             "this turn with the cards held")
+
 @pytest.mark.parametrize("meld, hand, action", [
     ((4, 0, 1), "8 2", "meld:8:1:1:0"),       # 4 eights and a joker, then an eight and a two: 5 + 1 + 1
     ((4, 0, 1), "8 JK", "meld:8:1:0:1"),      # then an eight and a joker: 5 + 0 + 2
@@ -66,19 +79,13 @@ def test_a_pickup_that_empties_the_foot_goes_out_when_its_book_is_the_last_neede
     """In the foot holding only K K, a lone king on the pile and team 0's meld of four kings: the
     pickup books the kings (a clean book, the last the team needs) and leaves the hand empty, so the
     player goes out by taking the pile; one clean book short it may not."""
-    g = _last_meld_position((4, 0, 0), "K K", books=(1, 2, 1), slot="K")
-    g.phase = DRAW_PHASE                               # the start of the turn: draw or take the pile
-    g.discard = [kind_of("K")]
+    g = _pile_position((4, 0, 0), "K K", books=(1, 2, 1), slot="K")
     p = g.current
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
     assert g.round_details[0]["went_out"] == p
-    g = _last_meld_position((4, 0, 0), "K K", books=(0, 2, 1), slot="K")
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("K")]
-    assert g.reason_illegal(action_index("pickup")) == (
-        "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
-        "this turn with the cards held")
+    g = _pile_position((4, 0, 0), "K K", books=(0, 2, 1), slot="K")
+    assert g.reason_illegal(action_index("pickup")) == _KEEP_TWO
 
 
 @pytest.mark.parametrize("hand, pile, meld, slot, books", [
@@ -87,9 +94,7 @@ def test_a_pickup_that_empties_the_foot_goes_out_when_its_book_is_the_last_neede
     ("JK JK", "JK", (0, 2, 2), "W", (2, 2, 0)),    # three jokers finish it: 2 twos, 2 + 3 jokers
 ])
 def test_a_pickup_in_the_foot_that_finishes_the_last_book_may_go_out(hand, pile, meld, slot, books):
-    g = _last_meld_position(meld, hand, books=books, slot=slot)
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of(c) for c in pile.split()]
+    g = _pile_position(meld, hand, books=books, slot=slot, pile=pile)
     assert g.reason_illegal(action_index("pickup")) is None
 
 
@@ -98,14 +103,10 @@ def test_a_pickup_that_leaves_one_card_goes_out_by_discarding_it(books, legal):
     """In the foot holding K K 5, a lone king on the pile and a meld of four kings: the pickup books
     the kings and leaves the 5, which is discarded to go out when that book is the last one needed
     (the lone king taken is not in the hand after the pickup: with it, two cards could not go)."""
-    g = _last_meld_position((4, 0, 0), "K K 5", books=books, slot="K")
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("K")]
+    g = _pile_position((4, 0, 0), "K K 5", books=books, slot="K")
     p = g.current
     if not legal:
-        assert g.reason_illegal(action_index("pickup")) == (
-            "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
-            "this turn with the cards held")
+        assert g.reason_illegal(action_index("pickup")) == _KEEP_TWO
         return
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
@@ -118,9 +119,7 @@ def test_a_pickup_of_one_card_leaves_the_rest_of_the_pile_out_of_the_going_out_h
     """With ``pile_take: 1`` only the top king is taken from the pile 5 K: the hand after the pickup is
     the 5 held, and the player goes out by discarding it; the 5 under the king stays in the pile (were
     it counted in the hand, two unmeldable cards could not go)."""
-    g = _last_meld_position((4, 0, 0), "K K 5", books=(1, 2, 1), slot="K", pile_take=1)
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("5"), kind_of("K")]
+    g = _pile_position((4, 0, 0), "K K 5", books=(1, 2, 1), slot="K", pile_take=1, pile="5 K")
     p = g.current
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
@@ -134,14 +133,10 @@ def test_a_pickup_onto_a_meld_of_three_goes_out_without_a_book(books, legal):
     """In the foot holding only K K, a lone king on the pile and a meld of three kings: the pickup
     makes six kings, no book, and empties the hand; the player goes out by it when the team already
     holds the books required, and may not when one clean book is missing."""
-    g = _last_meld_position((3, 0, 0), "K K", books=books, slot="K")
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("K")]
+    g = _pile_position((3, 0, 0), "K K", books=books, slot="K")
     p = g.current
     if not legal:
-        assert g.reason_illegal(action_index("pickup")) == (
-            "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
-            "this turn with the cards held")
+        assert g.reason_illegal(action_index("pickup")) == _KEEP_TWO
         return
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
@@ -154,9 +149,7 @@ def test_a_pickup_in_the_foot_that_books_a_dirty_meld_counts_it_dirty(meld):
     """One dirty book short (2 clean, 1 dirty, 1 wild), in the foot holding only K K, a lone king on
     the pile and a meld of four kings holding a joker or a two: the pickup makes it a dirty book, the
     last one needed, and the hand is empty: the player goes out by it."""
-    g = _last_meld_position(meld, "K K", books=(2, 1, 1), slot="K")
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("K")]
+    g = _pile_position(meld, "K K", books=(2, 1, 1), slot="K")
     p = g.current
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
@@ -169,9 +162,7 @@ def test_a_pickup_in_the_foot_that_books_a_meld_with_a_two_and_a_joker_counts_it
     """One dirty book short, in the foot holding K K K, a lone king on the pile and a meld of four kings,
     a two and a joker: the pickup's first king makes the dirty book, the last one needed, and leaves two
     kings over, which the third king from the hand finishes as the hand empties: the player goes out."""
-    g = _last_meld_position((4, 1, 1), "K K K", books=(2, 1, 1), slot="K")
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("K")]
+    g = _pile_position((4, 1, 1), "K K K", books=(2, 1, 1), slot="K")
     p = g.current
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))
@@ -185,12 +176,8 @@ def test_a_pickup_in_the_foot_that_books_a_meld_with_a_two_and_a_joker_counts_it
 def test_a_pickup_in_the_foot_that_leaves_a_meld_of_six_makes_no_book():
     """As above with a meld of two kings and a joker: the pickup makes six cards, no book, so the dirty
     book is still missing and the pile may not be taken with the last two cards of the foot."""
-    g = _last_meld_position((2, 0, 1), "K K", books=(2, 1, 1), slot="K")
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("K")]
-    assert g.reason_illegal(action_index("pickup")) == (
-        "in the foot, taking the pile must leave two cards in hand, unless the player may go out "
-        "this turn with the cards held")
+    g = _pile_position((2, 0, 1), "K K", books=(2, 1, 1), slot="K")
+    assert g.reason_illegal(action_index("pickup")) == _KEEP_TWO
 
 
 @pytest.mark.parametrize("wild_limit, legal", [("double", False), ("majority", True)])
@@ -214,10 +201,8 @@ def test_going_out_by_the_last_card_may_finish_the_wild_book():
     """One wild book short, in the foot holding K K 2, a lone king on the pile, a meld of three kings and
     a wild meld of four twos and two jokers: the pickup leaves the two, which finishes the wild book (the
     kings' six take it as a dirty book's seventh card only, not the wild one)."""
-    g = _last_meld_position((3, 0, 0), "K K 2", books=(2, 2, 0), slot="K")
+    g = _pile_position((3, 0, 0), "K K 2", books=(2, 2, 0), slot="K")
     g.melds[g.team_of[g.current]][11] = [0, 4, 2]
-    g.phase = DRAW_PHASE
-    g.discard = [kind_of("K")]
     p = g.current
     assert g.reason_illegal(action_index("pickup")) is None
     g.step(action_index("pickup"))

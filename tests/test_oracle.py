@@ -119,6 +119,16 @@ _RANKS = ["4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]
 _DRAWS = _RANKS * 3 + ["2", "2", "JK", "3B"]
 
 
+def _pickup_as_the_oracle(g, led) -> bool:
+    """Whether taking the pile is legal in ``g``, asserting that the engine and the oracle agree."""
+    mine = g.reason_illegal(PICKUP) is None
+    assert mine == allowed(g, PICKUP, led, {}), (
+        f"pickup {'legal' if mine else 'refused'} by the engine, not by the oracle: hand "
+        f"{g.state_dict()['hands'][g.current]}, pile {g.state_dict()['discard']}, minimum {g.minimum}, "
+        f"melds {g.melds[g.team_of[g.current]]}, in foot {g.feet[g.current] is None}")
+    return mine
+
+
 def _pickup_position(rng: random.Random, overrides: dict):
     """A random position at the start of a turn with a pair of the pile's top card in hand: the team
     unopened, or opened with an unfinished meld of that rank (which a pickup may overflow); in the
@@ -159,11 +169,7 @@ def test_pickup_legality_equals_the_oracle_on_random_positions(overrides, seed):
     seen = {"opening legal": 0, "opening refused": 0, "overflow legal": 0, "overflow refused": 0}
     for _ in range(400):
         g, led = _pickup_position(rng, overrides)
-        mine = g.reason_illegal(PICKUP) is None
-        assert mine == allowed(g, PICKUP, led, {}), (
-            f"pickup {'legal' if mine else 'refused'} by the engine, not by the oracle: hand "
-            f"{g.state_dict()['hands'][g.current]}, pile {g.state_dict()['discard']}, minimum {g.minimum}, "
-            f"melds {g.melds[g.team_of[g.current]]}, in foot {g.feet[g.current] is None}")
+        mine = _pickup_as_the_oracle(g, led)
         top, team = g.discard[-1], g.team_of[g.current]
         kind = ("overflow" if sum(g.melds[team][top]) > 4 else None) if g.opened[team] else "opening"
         if kind:
@@ -201,10 +207,6 @@ def test_opening_pickup_equals_the_oracle_on_random_hands(overrides, seed):
     legal = 0
     for _ in range(300):
         g, led = _opening_position(rng, overrides)
-        mine = g.reason_illegal(PICKUP) is None
-        assert mine == allowed(g, PICKUP, led, {}), (
-            f"opening pickup {'legal' if mine else 'refused'} by the engine, not by the oracle: hand "
-            f"{g.state_dict()['hands'][g.current]}, pile {g.state_dict()['discard']}, minimum {g.minimum}, "
-            f"in foot {g.feet[g.current] is None}")
+        mine = _pickup_as_the_oracle(g, led)
         legal += mine
     assert 60 <= legal <= 240, legal
