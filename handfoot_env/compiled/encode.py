@@ -15,6 +15,7 @@ from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED
                      R_GD, R_GW, R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
                      SCORES, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
 from .play import apply_legal
+from .refs import unowned
 from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_at, hand_size,
                     legal_into, pickup_ok)
 
@@ -22,39 +23,43 @@ from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_
 @kernel
 def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
     """The observation of ``seat`` into ``obs`` (float32).  ``takeable_known``: ``takeable`` is whether
-    PICKUP is legal now (saves the pickup search when the legal list is at hand)."""
+    PICKUP is legal now (saves the pickup search when the legal list is at hand).  Blocks are copied
+    through slices indexed from zero, which compile to plain vector loads and stores."""
     n, nt = R[R_N], R[R_T]
     team = seat % nt
     h = hand_at(seat)
-    pos = 0
+    hand, out = s[h:h + NK], obs[:NK]
     for k in range(NK):
-        obs[pos + k] = s[h + k]
-    pos += NK
-    obs[pos] = s[FOOTUP + seat]
-    obs[pos + 1] = s[PLAYED + seat]
-    pos += 2
-    for o in range(1, n):
-        q = (seat + o) % n
+        out[k] = hand[k]
+    obs[NK] = s[FOOTUP + seat]
+    obs[NK + 1] = s[PLAYED + seat]
+    pos = NK + 2
+    q = seat
+    for _ in range(1, n):
+        q = q + 1 if q + 1 < n else 0
         obs[pos] = hand_size(s, q)
         obs[pos + 1] = s[FOOTUP + q]
         obs[pos + 2] = s[PLAYED + q]
         pos += 3
-    for o in range(nt):
-        t = (team + o) % nt
+    t = team
+    for _ in range(nt):
         m = MELDS + 36 * t
+        melds, out = s[m:m + 36], obs[pos:pos + 36]
         for i in range(36):
-            obs[pos + i] = s[m + i]
+            out[i] = melds[i]
         pos += 36
         obs[pos], obs[pos + 1], obs[pos + 2] = s[BC + 3 * t], s[BC + 3 * t + 1], s[BC + 3 * t + 2]
         obs[pos + 3] = s[RED3S + t]
         obs[pos + 4] = s[OPENED + t]
         pos += 5
+        t = t + 1 if t + 1 < nt else 0
     nd = s[DISC_LEN]
+    out = obs[pos:pos + NK]
     for k in range(NK):
-        obs[pos + k] = 0.0
+        out[k] = 0.0
     top = s[DISC + nd - 1] if nd else -1
     if nd:
-        obs[pos + top] = 1.0
+        out[top] = 1.0
     pos += NK
     obs[pos] = nd
     obs[pos + 1] = 1.0 if (nd == 0 or top == RED3 or top == BLACK3) else 0.0
@@ -70,30 +75,33 @@ def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
     take = R[R_TAKE]
     obs[pos + 3] = nd if (take == 0 or nd < take) else take
     pos += 4
+    out, pile = obs[pos:pos + NK], s[DISC:DISC + nd]
     for k in range(NK):
-        obs[pos + k] = 0.0
+        out[k] = 0.0
     for i in range(nd):
-        obs[pos + s[DISC + i]] += 1.0
+        out[pile[i]] += 1.0
     pos += NK
     obs[pos] = s[STOCK_LEN]
     obs[pos + 1] = s[ROUND]
     obs[pos + 2] = s[MINIMUM] / 100.0
     obs[pos + 3] = s[NRS] / R[R_ROUNDS]
     pos += 4
-    for o in range(nt):
-        t = (team + o) % nt
+    t = team
+    for _ in range(nt):
         b = BC + 3 * t
         pts = (s[MVAL + t] + s[b] * R[R_CB] + s[b + 1] * R[R_DB] + s[b + 2] * R[R_WB] + s[RED3S + t] * R[R_R3B])
         obs[pos] = s[SCORES + t] / 1000.0
         obs[pos + 1] = pts / 1000.0
         pos += 2
+        t = t + 1 if t + 1 < nt else 0
+    out = obs[pos:pos + 4]
     for i in range(4):
-        obs[pos + i] = 1.0 if i == phase else 0.0
+        out[i] = 1.0 if i == phase else 0.0
     pos += 4
     tp = s[TURN]
     obs[pos] = 1.0 if (mine and phase != ANSWER_PHASE) else 0.0
     obs[pos + 1] = 1.0 if (mine and phase == ANSWER_PHASE) else 0.0
-    obs[pos + 2] = ((tp - seat) % n) / n
+    obs[pos + 2] = ((tp - seat if tp >= seat else tp - seat + n)) / n
     pos += 3
     own_turn = tp % nt == team
     if own_turn and not s[OPENED + team]:
@@ -153,6 +161,8 @@ def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
     ``actions[g] == -1`` only write them; with ``actions[g] < -1`` leave game g alone.  Returns the
     number of games whose action was not legal (they are left unchanged, ``counts[g]`` set
     to -1)."""
+    S, R, actions, obs, mask = unowned(S), unowned(R), unowned(actions), unowned(obs), unowned(mask)
+    counts, legal_ids, ro, wo = unowned(counts), unowned(legal_ids), unowned(ro), unowned(wo)
     legal = np.empty(mask.shape[1], dtype=np.int64)
     bad = 0
     for g in range(S.shape[0]):
@@ -176,6 +186,8 @@ def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
 @kernel
 def observe_seat(s, R, seat, obs, mask, legal, ro, wo):
     """Observation of any ``seat`` and its mask (zero unless it is to act); returns the legal count."""
+    s, R, obs, mask, legal = unowned(s), unowned(R), unowned(obs), unowned(mask), unowned(legal)
+    ro, wo = unowned(ro), unowned(wo)
     mask[:] = 0
     if s[CURRENT] == seat and s[PHASE] != GAME_OVER:
         return observe_acting(s, R, obs, mask, legal, ro, wo)

@@ -16,6 +16,7 @@ from .layout import (ACOUNT, ASKED, BC, BOOKS, CANCELS, CURRENT, DEALER, DECK1, 
                      R_DECKS, R_EXTRA, R_FOOT, R_GOB, R_HAND, R_MIN, R_N, R_R3B, R_R3L, R_ROUNDS, R_T, R_TM, R_WB,
                      RACTIONS, RDET, RDET_W, RED3S, ROUND, RSC, RSEEDS, SCORES, SEED, SPECS, STOCK, STOCK_LEN, TURN,
                      VALS, WENT_OUT, WINNER)
+from .refs import unowned
 from .rng import randbelow, seeded, shuffle
 from .rules import (ANSWER_NO, ANSWER_PHASE, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, CLEAN, DIRTY, DISCARD_BASE, DRAW,
                     DRAW_PHASE, GAME_OVER, JOKER, LAY_RED_THREE, MELD_BASE, MELD_PHASE, NK, NR, PICKUP, RED3, TWO,
@@ -199,6 +200,7 @@ def _pop_stock(s):
 @kernel
 def apply_legal(s, R, a, ro, wo):
     """``Game.apply_legal``: ``a`` must be in the legal list of this state."""
+    s, R, ro, wo = unowned(s), unowned(R), unowned(ro), unowned(wo)
     apply_action(s, R, a, ro, wo)
     settle(s, R, ro, wo)
 
@@ -208,6 +210,7 @@ def apply_legal_books(s, R, a, ro, wo, books):
     """:func:`apply_legal`, writing into ``books`` each team's book counts (clean, dirty, wild) as the
     action left them, before a round it ended is followed by the next deal; returns the number of
     rounds the action ended (a round dealt and ended at once by a stuck player has no books)."""
+    s, R, ro, wo, books = unowned(s), unowned(R), unowned(ro), unowned(wo), unowned(books)
     rounds = s[NRS]
     apply_action(s, R, a, ro, wo)
     for i in range(3 * R[R_T]):

@@ -13,6 +13,7 @@ from . import kernel
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, INCOMPLETE, MAXP,
                      MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GC,
                      R_GD, R_GW, R_NTM, R_PIF, R_T, R_TAKE, R_TM, R_WM, STOCK_LEN, VALS)
+from .refs import unowned
 from .searches import completable, go_out_search, max_meld_value, opening_bounds, wild_ok
 
 DRAW_PHASE, MELD_PHASE, ANSWER_PHASE, GAME_OVER = 0, 1, 2, 3
@@ -395,6 +396,7 @@ def _melds_into(s, R, p, out, cnt, ro, wo):
 @kernel
 def legal_into(s, R, out, ro, wo):
     """``Game.legal_actions`` into ``out``; returns the count."""
+    s, R, out, ro, wo = unowned(s), unowned(R), unowned(out), unowned(ro), unowned(wo)
     ph = s[PHASE]
     if ph == GAME_OVER:
         return 0
