@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 
 CORES = ("reference", "compiled")
-_MODULES = ("layout", "refs", "rng", "searches", "rules", "play", "encode")
+_MODULES = ("layout", "intrinsics", "rng", "searches", "rules", "play", "encode")
 
 
 def available() -> bool:

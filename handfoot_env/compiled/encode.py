@@ -15,7 +15,7 @@ from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED
                      R_GD, R_GW, R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
                      SCORES, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
 from .play import apply_legal
-from .refs import unowned
+from .intrinsics import unowned
 from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_at, hand_size,
                     legal_into, pickup_ok)
 

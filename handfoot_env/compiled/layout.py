@@ -62,6 +62,36 @@ DISC_ACT = np.asarray(DISCARD_ACTION, dtype=np.int64)
 DECK1 = np.asarray(PER_DECK, dtype=np.int64)
 
 
+def _rank_meld_bits() -> np.ndarray:
+    """``RANK_BITS[double, n0, w0, min(hn, 7), min(ht, 3), min(hj, 3)]``: bit ``i`` set when the
+    ``i``-th meld id of a rank slot (``MELD_SPECS[i]``: naturals, twos, jokers added) fits a meld
+    holding ``n0`` naturals and ``w0`` wilds and a hand holding ``hn`` of the rank, ``ht`` twos and
+    ``hj`` jokers: 3 to 7 cards after it, and the wild limit kept.  The rules' other conditions
+    (the opening, the foot, an incomplete meld) are checked per id by the kernels."""
+    d, n0, w0, hn, ht, hj = np.ix_(range(2), range(7), range(7), range(8), range(4), range(4))
+    bits = np.zeros((2, 7, 7, 8, 4, 4), dtype=np.int64)
+    for i, (_, n, t, j) in enumerate(MELD_SPECS[:59]):
+        nn, ww, size = n0 + n, w0 + t + j, n0 + w0 + n + t + j
+        ok = (n <= hn) & (t <= ht) & (j <= hj) & (size >= 3) & (size <= 7) & np.where(d == 1, nn >= 2 * ww, nn > ww)
+        bits |= np.where(ok, np.int64(1) << i, np.int64(0))
+    return bits
+
+
+def _wild_meld_bits() -> np.ndarray:
+    """``WILD_BITS[size0, min(ht, 7), min(hj, 7)]``: bit ``i`` set when the wild slot's ``i``-th meld id
+    fits a wild meld of ``size0`` cards and a hand of ``ht`` twos and ``hj`` jokers (3 to 7 after it)."""
+    size0, ht, hj = np.ix_(range(7), range(8), range(8))
+    bits = np.zeros((7, 8, 8), dtype=np.int64)
+    for i, (_, _, t, j) in enumerate(MELD_SPECS[59 * 11:]):
+        ok = (t <= ht) & (j <= hj) & (size0 + t + j >= 3) & (size0 + t + j <= 7)
+        bits |= np.where(ok, np.int64(1) << i, np.int64(0))
+    return bits
+
+
+RANK_BITS = _rank_meld_bits()
+WILD_BITS = _wild_meld_bits()
+
+
 def rule_vector(rules: RuleConfig) -> np.ndarray:
     """The ``R`` vector of a rule config."""
     r = rules

@@ -16,7 +16,7 @@ from .layout import (ACOUNT, ASKED, BC, BOOKS, CANCELS, CURRENT, DEALER, DECK1, 
                      R_DECKS, R_EXTRA, R_FOOT, R_GOB, R_HAND, R_MIN, R_N, R_R3B, R_R3L, R_ROUNDS, R_T, R_TM, R_WB,
                      RACTIONS, RDET, RDET_W, RED3S, ROUND, RSC, RSEEDS, SCORES, SEED, SPECS, STOCK, STOCK_LEN, TURN,
                      VALS, WENT_OUT, WINNER)
-from .refs import unowned
+from .intrinsics import unowned
 from .rng import randbelow, seeded, shuffle
 from .rules import (ANSWER_NO, ANSWER_PHASE, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, CLEAN, DIRTY, DISCARD_BASE, DRAW,
                     DRAW_PHASE, GAME_OVER, JOKER, LAY_RED_THREE, MELD_BASE, MELD_PHASE, NK, NR, PICKUP, RED3, TWO,

@@ -12,9 +12,9 @@ from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, INCOMPLETE, MAXP,
                      MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GC,
-                     R_GD, R_GW, R_NTM, R_PIF, R_T, R_TAKE, R_TM, R_WM, STOCK_LEN, VALS)
-from .refs import unowned
-from .searches import completable, go_out_search, max_meld_value, opening_bounds, wild_ok
+                     R_GD, R_GW, R_NTM, R_PIF, R_T, R_TAKE, R_TM, R_WM, RANK_BITS, SPECS, STOCK_LEN, VALS, WILD_BITS)
+from .intrinsics import trailing_zeros, unowned
+from .searches import completable, go_out_search, max_meld_value, opening_bounds
 
 DRAW_PHASE, MELD_PHASE, ANSWER_PHASE, GAME_OVER = 0, 1, 2, 3
 DRAW, PICKUP, LAY_RED_THREE, CANCEL_MELDS, ASK_GO_OUT, ANSWER_YES, ANSWER_NO = 0, 1, 2, 3, 4, 5, 6
@@ -329,11 +329,14 @@ def meld_post_ok(s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t,
 
 @kernel
 def _melds_into(s, R, p, out, cnt, ro, wo):
-    """``Game._add_legal_melds``: append the legal meld ids, slot by slot, in id order."""
+    """``Game._add_legal_melds``: append the legal meld ids, slot by slot, in id order.  The ids that
+    fit the meld and the hand come from :data:`.layout.RANK_BITS` / :data:`.layout.WILD_BITS`, lowest
+    bit first (id order); the other conditions are checked per id only where they can fail."""
     team = p % R[R_T]
     h = hand_at(p)
-    double = R[R_DOUBLE] == 1
-    ht, hj = s[h + TWO], s[h + JOKER]
+    double = 1 if R[R_DOUBLE] == 1 else 0
+    hand = s[h:h + NK]
+    ht, hj = hand[TWO], hand[JOKER]
     opened = s[OPENED + team] == 1
     in_foot = s[FOOTUP + p] == 1
     inc = s[INCOMPLETE]
@@ -342,54 +345,46 @@ def _melds_into(s, R, p, out, cnt, ro, wo):
     go_ok = may_go_out(s, R, p) if in_foot else False
     cancel_left = (not opened) and s[CANCELS] < 1
     simple = opened and inc < 0
-    for slot in range(12):
-        m = meld_at(team, slot)
-        n0, t0, j0 = s[m], s[m + 1], s[m + 2]
+    melds = s[MELDS + 36 * team:MELDS + 36 * team + 36]
+    ht3 = ht if ht < 3 else 3
+    hj3 = hj if hj < 3 else 3
+    for slot in range(NR):
+        n0, t0, j0 = melds[3 * slot], melds[3 * slot + 1], melds[3 * slot + 2]
+        hn = hand[slot]
+        if n0 == 0 and hn == 0:
+            continue
         size0 = n0 + t0 + j0
-        if slot < NR:
-            hn = s[h + slot]
-            if n0 == 0 and hn == 0:
-                continue
-            # the slot's 59 ids in blocks of (wilds w, twos t), naturals n ascending: only the
-            # blocks and naturals within the hand and the meld size 3..7 are visited (id order kept)
-            aid = MELD_BASE + 59 * slot
-            for w in range(4):
-                nlo = 1 if w == 0 else 0
-                nhi = 7 - w
-                a = 3 - size0 - w
-                lo = nlo if a < nlo else a
-                b = 7 - size0 - w
-                hi = nhi if nhi < b else b
-                if hn < hi:
-                    hi = hn
-                for t in range(w + 1):
-                    j = w - t
-                    if t <= ht and j <= hj:
-                        for n in range(lo, hi + 1):
-                            if wild_ok(n0 + n, t0 + j0 + w, double) and (
-                                    all_ok or (simple and size - n - w >= 2) or meld_post_ok(
-                                        s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t, j,
-                                        size0 + n + w == 7, ro, wo)):
-                                out[cnt] = aid + n - nlo
-                                cnt += 1
-                    aid += nhi - nlo + 1
-        else:
-            if not R[R_WM] or not (ht or hj):
-                continue
-            # the wild meld's 35 ids: twos t ascending, then jokers j, 1 <= t + j <= 7
-            aid = MELD_BASE + 59 * NR
-            for t in range(8):
-                for j in range(8 - t):
-                    if t + j == 0:
-                        continue
-                    total = size0 + t + j
-                    if t <= ht and j <= hj and 3 <= total <= 7 and (
-                            all_ok or (simple and size - t - j >= 2) or meld_post_ok(
-                                s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, 0, t, j, total == 7,
-                                ro, wo)):
-                        out[cnt] = aid
-                        cnt += 1
-                    aid += 1
+        bits = RANK_BITS[double, n0, t0 + j0, hn if hn < 7 else 7, ht3, hj3]
+        base = MELD_BASE + 59 * slot
+        while bits:
+            i = trailing_zeros(bits)
+            bits &= bits - 1
+            if not all_ok:
+                q = 59 * slot + i
+                n, t, j = SPECS[q, 1], SPECS[q, 2], SPECS[q, 3]
+                if not ((simple and size - n - t - j >= 2) or meld_post_ok(
+                        s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t, j,
+                        size0 + n + t + j == 7, ro, wo)):
+                    continue
+            out[cnt] = base + i
+            cnt += 1
+    if R[R_WM] and (ht or hj):
+        t0, j0 = melds[3 * WILD_SLOT + 1], melds[3 * WILD_SLOT + 2]
+        size0 = t0 + j0
+        bits = WILD_BITS[size0, ht if ht < 7 else 7, hj if hj < 7 else 7]
+        base = MELD_BASE + 59 * NR
+        while bits:
+            i = trailing_zeros(bits)
+            bits &= bits - 1
+            if not all_ok:
+                q = 59 * NR + i
+                t, j = SPECS[q, 2], SPECS[q, 3]
+                if not ((simple and size - t - j >= 2) or meld_post_ok(
+                        s, R, p, size, in_foot, opened, go_ok, cancel_left, WILD_SLOT, 0, t, j,
+                        size0 + t + j == 7, ro, wo)):
+                    continue
+            out[cnt] = base + i
+            cnt += 1
     return cnt
 
 
