@@ -157,6 +157,7 @@ def state_row(game: Game, out: Optional[np.ndarray] = None) -> np.ndarray:
         else:
             s[L.FEET + NUM_KINDS * p:L.FEET + NUM_KINDS * (p + 1)] = game.feet[p]
         s[L.PLAYED + p] = game.played_foot[p]
+        s[L.HSIZE + p] = sum(game.hands[p])
     for t in range(nt):
         s[L.RED3S + t], s[L.OPENED + t], s[L.MVAL + t] = game.red3[t], game.opened[t], game.meld_value[t]
         s[L.BC + 3 * t:L.BC + 3 * t + 3] = game.book_counts[t]
@@ -171,6 +172,8 @@ def state_row(game: Game, out: Optional[np.ndarray] = None) -> np.ndarray:
         s[L.RSC + L.MAXT * i:L.RSC + L.MAXT * i + nt] = row
     s[L.STOCK:L.STOCK + len(game.stock)] = game.stock
     s[L.DISC:L.DISC + len(game.discard)] = game.discard
+    for k in game.discard:
+        s[L.PILEC + k] += 1
     from ..scoring import BREAKDOWN_KEYS
     for i, det in enumerate(game.round_details):
         d = L.RDET + L.RDET_W * i

@@ -11,7 +11,7 @@ import numpy as np
 from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED, INCOMPLETE, MELDS,
-                     MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_CB, R_DB, R_GC,
+                     MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PILEC, PLAYED, PROV, PROV_VALUE, R_CB, R_DB, R_GC,
                      R_GD, R_GW, R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
                      SCORES, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
 from .play import apply_legal
@@ -75,11 +75,9 @@ def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
     take = R[R_TAKE]
     obs[pos + 3] = nd if (take == 0 or nd < take) else take
     pos += 4
-    out, pile = obs[pos:pos + NK], s[DISC:DISC + nd]
+    out, counts = obs[pos:pos + NK], s[PILEC:PILEC + NK]
     for k in range(NK):
-        out[k] = 0.0
-    for i in range(nd):
-        out[pile[i]] += 1.0
+        out[k] = counts[k]
     pos += NK
     obs[pos] = s[STOCK_LEN]
     obs[pos + 1] = s[ROUND]

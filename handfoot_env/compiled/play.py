@@ -11,11 +11,11 @@ import numpy as np
 from . import kernel
 
 from .layout import (ACOUNT, ASKED, BC, BOOKS, CANCELS, CURRENT, DEALER, DECK1, DISC, DISC_LEN, EXTRA, F_J, F_N,
-                     F_S, F_T, FEET, FOOTUP, FORCED, HANDS, INCOMPLETE, MAXB, MAXC, MAXP, MAXT, MELDS, MINIMUM, MVAL,
-                     NBOOKS, NEED_DEAL, NRS, OPENED, OVER, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_CB, R_DB,
-                     R_DECKS, R_EXTRA, R_FOOT, R_GOB, R_HAND, R_MIN, R_N, R_R3B, R_R3L, R_ROUNDS, R_T, R_TM, R_WB,
-                     RACTIONS, RDET, RDET_W, RED3S, ROUND, RSC, RSEEDS, SCORES, SEED, SPECS, STOCK, STOCK_LEN, TURN,
-                     VALS, WENT_OUT, WINNER)
+                     F_S, F_T, FEET, FOOTUP, FORCED, HANDS, HSIZE, INCOMPLETE, MAXB, MAXC, MAXP, MAXT, MELDS,
+                     MINIMUM, MVAL, NBOOKS, NEED_DEAL, NRS, OPENED, OVER, PEND, PERM, PHASE, PILEC, PLAYED, PROV,
+                     PROV_VALUE, R_CB, R_DB, R_DECKS, R_EXTRA, R_FOOT, R_GOB, R_HAND, R_MIN, R_N, R_R3B, R_R3L,
+                     R_ROUNDS, R_T, R_TM, R_WB, RACTIONS, RDET, RDET_W, RED3S, ROUND, RSC, RSEEDS, SCORES, SEED,
+                     SPECS, STOCK, STOCK_LEN, TURN, VALS, WENT_OUT, WINNER)
 from .intrinsics import unowned
 from .rng import randbelow, seeded, shuffle
 from .rules import (ANSWER_NO, ANSWER_PHASE, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, CLEAN, DIRTY, DISCARD_BASE, DRAW,
@@ -45,6 +45,7 @@ def _open(s, R, p):
     h = hand_at(p)
     for k in range(NK):
         s[h + k] += s[PEND + k]
+        s[HSIZE + p] += s[PEND + k]
         s[PEND + k] = 0
         s[PROV + k] = 0
     s[PROV_VALUE] = 0
@@ -54,9 +55,12 @@ def _open(s, R, p):
 @kernel
 def _pick_up_foot(s, p):
     h, f = hand_at(p), FEET + NK * p
+    size = 0
     for k in range(NK):
         s[h + k] = s[f + k]
+        size += s[f + k]
         s[f + k] = 0
+    s[HSIZE + p] = size
     s[FOOTUP + p] = 1
 
 
@@ -79,6 +83,7 @@ def _apply_meld(s, R, p, slot, n, t, j, ro, wo):
         s[h + slot] -= n
     s[h + TWO] -= t
     s[h + JOKER] -= j
+    s[HSIZE + p] -= n + t + j
     if s[FOOTUP + p]:
         s[PLAYED + p] = 1
     _add_to_meld(s, team, slot, n, t, j)
@@ -104,8 +109,11 @@ def _apply_pickup(s, R, p, ro, wo):
     k = taken_count(s, R)
     s[DISC_LEN] = nd - k
     s[h + top] -= 2
+    s[HSIZE + p] -= 2
     taken = s[DISC + nd - k:DISC + nd].copy()
     s[DISC + nd - k:DISC + nd] = 0
+    for i in range(k):
+        s[PILEC + taken[i]] -= 1
     slot = WILD_SLOT if top >= NR else top
     un, ut, uj = 1, 0, 0
     if slot == WILD_SLOT:
@@ -119,6 +127,7 @@ def _apply_pickup(s, R, p, ro, wo):
     if s[OPENED + team]:
         for i in range(k - 1):
             s[h + taken[i]] += 1
+        s[HSIZE + p] += k - 1
         m = meld_at(team, slot)
         room = 7 - (s[m] + s[m + 1] + s[m + 2])
         first = 3 if room > 3 else room
@@ -145,6 +154,7 @@ def _cancel(s, R, p):
     h = hand_at(p)
     for k in range(NK):
         s[h + k] += s[PROV + k]
+        s[HSIZE + p] += s[PROV + k]
         s[PROV + k] = 0
     for i in range(36):
         s[MELDS + 36 * team + i] = 0
@@ -174,8 +184,10 @@ def _next_turn(s, R):
 def _apply_discard(s, R, p, kind, ro, wo):
     h = hand_at(p)
     s[h + kind] -= 1
+    s[HSIZE + p] -= 1
     s[DISC + s[DISC_LEN]] = kind
     s[DISC_LEN] += 1
+    s[PILEC + kind] += 1
     in_foot = s[FOOTUP + p] == 1
     if in_foot:
         s[PLAYED + p] = 1
@@ -235,12 +247,15 @@ def apply_action(s, R, a, ro, wo):
     elif a == DRAW:
         s[h + _pop_stock(s)] += 1
         s[h + _pop_stock(s)] += 1
+        s[HSIZE + p] += 2
         s[PHASE] = MELD_PHASE
     elif a == LAY_RED_THREE:
         s[h + RED3] -= 1
+        s[HSIZE + p] -= 1
         s[RED3S + p % R[R_T]] += 1
         if s[STOCK_LEN]:
             s[h + _pop_stock(s)] += 1
+            s[HSIZE + p] += 1
         if not hand_size(s, p) and not s[FOOTUP + p]:
             _pick_up_foot(s, p)
     elif a == PICKUP:
@@ -374,9 +389,11 @@ def deal(s, R, top):
             s[FEET + NK * p + k] = 0
         s[FOOTUP + p] = 0
         s[PLAYED + p] = 0
+        s[HSIZE + p] = 0
     for p in range(n):
         for i in range(R[R_HAND]):
             s[HANDS + NK * p + order[pos + i]] += 1
+        s[HSIZE + p] = R[R_HAND]
         pos += R[R_HAND]
     for p in range(n):
         for i in range(R[R_FOOT]):
@@ -396,6 +413,9 @@ def deal(s, R, top):
     s[STOCK_LEN] = ns
     s[DISC] = up
     s[DISC_LEN] = 1
+    for k in range(16):
+        s[PILEC + k] = 0
+    s[PILEC + up] = 1
     for i in range(1, MAXC):
         s[DISC + i] = 0
     for i in range(ns, MAXC):

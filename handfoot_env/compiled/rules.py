@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from . import kernel
 
-from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, INCOMPLETE, MAXP,
-                     MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GC,
+from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, HSIZE, INCOMPLETE,
+                     MAXP, MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GC,
                      R_GD, R_GW, R_NTM, R_PIF, R_T, R_TAKE, R_TM, R_WM, RANK_BITS, SPECS, STOCK_LEN, VALS, WILD_BITS)
 from .intrinsics import trailing_zeros, unowned
 from .searches import completable, go_out_search, max_meld_value, opening_bounds
@@ -33,13 +33,9 @@ def meld_at(team, slot):
     return MELDS + 36 * team + 3 * slot
 
 
-@kernel
+@kernel(inline="always")
 def hand_size(s, p):
-    h = HANDS + NK * p
-    tot = 0
-    for k in range(NK):
-        tot += s[h + k]
-    return tot
+    return s[HSIZE + p]
 
 
 @kernel(inline="always")
