@@ -25,7 +25,7 @@ from ..config import RulesLike, check_seed, load_rules
 from ..engine import Game, shoe_kinds
 from ..observation import observation_size
 from . import layout as L
-from .encode import observe_seat, step_batch
+from .encode import observe_seat, reset_batch, step_batch
 from .play import reset as reset_row
 from .rules import legal_into
 from .searches import option_tables
@@ -63,16 +63,17 @@ class CoreBatch:
 
     # ---------------------------------------------------------------- play
     def reset(self, seeds: Sequence[int], games: Optional[Sequence[int]] = None) -> None:
-        """Deal game ``games[i]`` (default: every game) from ``seeds[i]``, then observe every game."""
-        idx = range(self.num_games) if games is None else games
+        """Deal game ``games[i]`` (default: every game) from ``seeds[i]`` and observe it, in one compiled
+        call; the other games are left as they are."""
+        idx = np.arange(self.num_games) if games is None else np.asarray(games)
         seeds = list(seeds)
-        if len(seeds) != len(idx):
+        if idx.ndim != 1 or len(seeds) != len(idx):
             raise ValueError(f"reset needs one seed per game: {len(idx)} games, {len(seeds)} seeds")
-        acts = np.full(self.num_games, -2 if games is not None else -1, dtype=np.int64)
-        for g, seed in zip(idx, seeds):
-            self.reset_one(g, seed)
-            acts[g] = -1
-        self.step(acts)
+        if len(idx) and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self.num_games):
+            raise ValueError(f"reset's games must be indices from 0 to {self.num_games - 1}, got {games!r}")
+        values = np.fromiter((check_seed(x) for x in seeds), dtype=np.int64, count=len(seeds))
+        reset_batch(self.S, self.R, idx.astype(np.int64), values, self.obs, self.mask, self.counts,
+                    self.legal_ids, self.ro, self.wo)
 
     def reset_one(self, g: int, seed: int, round: int = 1, scores: Optional[Sequence[int]] = None,
                   shoe: Optional[Sequence[str]] = None) -> None:

@@ -14,7 +14,7 @@ from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED
                      MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PILEC, PLAYED, PROV, PROV_VALUE, R_CB, R_DB, R_GC,
                      R_GD, R_GW, R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
                      SCORES, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
-from .play import apply_legal
+from .play import apply_legal, reset
 from .intrinsics import unowned
 from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_at, hand_size,
                     legal_into, pickup_ok)
@@ -179,6 +179,25 @@ def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
         for i in range(c):
             legal_ids[g, i] = legal[i]
     return bad
+
+
+@kernel
+def reset_batch(S, R, games, seeds, obs, mask, counts, legal_ids, ro, wo):
+    """Deal game ``games[i]`` from ``seeds[i]`` (round 1, scores 0, no stacked shoe: the seeds checked
+    by the caller), then write its observation, mask, legal count and legal ids as :func:`step_batch`."""
+    S, R, games, seeds, obs, mask = unowned(S), unowned(R), unowned(games), unowned(seeds), unowned(obs), unowned(mask)
+    counts, legal_ids, ro, wo = unowned(counts), unowned(legal_ids), unowned(ro), unowned(wo)
+    legal = np.empty(mask.shape[1], dtype=np.int64)
+    scores = np.zeros(R[R_T], dtype=np.int64)
+    top = np.zeros(0, dtype=np.int64)
+    for i in range(games.shape[0]):
+        g = games[i]
+        s = S[g]
+        reset(s, R, seeds[i], 1, scores, top, ro, wo)
+        c = observe_acting(s, R, obs[g], mask[g], legal, ro, wo)
+        counts[g] = c
+        for k in range(c):
+            legal_ids[g, k] = legal[k]
 
 
 @kernel
