@@ -378,7 +378,6 @@ def deal(s, R, top):
             pos += 1
     shuffle(seeded(seed), order, ntop, pos)
     total = pos
-    rng = seeded(seed ^ 0x5EED)
     s[DEALER] = (n - 1 + rnd - 1) % n
     rounds = R[R_ROUNDS]
     s[MINIMUM] = R[R_MIN + (rnd if rnd < rounds else rounds) - 1]
@@ -403,6 +402,8 @@ def deal(s, R, top):
     ns = total - pos - 1
     for i in range(ns):                      # reversed: the top of the stock is the end
         s[STOCK + i] = order[total - 1 - i]
+    if (up == RED3 or up == TWO or up == JOKER) and ns:
+        rng = seeded(seed ^ 0x5EED)          # seeded only when the up card goes back (its only use)
     while (up == RED3 or up == TWO or up == JOKER) and ns:
         at = randbelow(rng, ns + 1)
         for i in range(ns, at, -1):

@@ -16,12 +16,16 @@ M = 397
 MASK32 = np.uint64(0xFFFFFFFF)
 
 
-@kernel
-def _init_genrand(mt, s):
-    mt[0] = s & 0xFFFFFFFF
+def _init_genrand(s: int) -> np.ndarray:
+    """MT19937's ``init_genrand(s)``: the state every ``init_by_array`` starts from (with s = 19650218)."""
+    mt = [s & 0xFFFFFFFF]
     for i in range(1, N):
-        prev = mt[i - 1]
-        mt[i] = (1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF
+        prev = mt[-1]
+        mt.append((1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF)
+    return np.asarray(mt, dtype=np.int64)
+
+
+INIT_19650218 = _init_genrand(19650218)
 
 
 @kernel
@@ -38,7 +42,7 @@ def seeded(seed):
         x >>= 32
     if nkey == 0:
         nkey = 1
-    _init_genrand(mt, 19650218)
+    mt[:] = INIT_19650218
     i, j = 1, 0
     k = N if N > nkey else nkey
     while k > 0:
@@ -70,12 +74,14 @@ def seeded(seed):
 def _next32(st):
     mt = st
     if st[N] >= N:
-        for kk in range(N):
-            y = (mt[kk] & 0x80000000) | (mt[(kk + 1) % N] & 0x7FFFFFFF)
-            v = mt[(kk + M) % N] ^ (y >> 1)
-            if y & 1:
-                v ^= 0x9908B0DF
-            mt[kk] = v
+        for kk in range(N - M):
+            y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7FFFFFFF)
+            mt[kk] = mt[kk + M] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
+        for kk in range(N - M, N - 1):
+            y = (mt[kk] & 0x80000000) | (mt[kk + 1] & 0x7FFFFFFF)
+            mt[kk] = mt[kk + M - N] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
+        y = (mt[N - 1] & 0x80000000) | (mt[0] & 0x7FFFFFFF)
+        mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
         st[N] = 0
     y = mt[st[N]]
     st[N] += 1
