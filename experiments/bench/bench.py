@@ -197,20 +197,16 @@ class _CoreRunner:
         self.next_seed = cfg["seed"] * 1_000_003
         self.batch.reset(list(range(self.next_seed, self.next_seed + n)))
         self.next_seed += n
-        self.rows = np.arange(n)
         self.clock = _Clock(cfg["clock"])
         self.actions = self.games = 0
 
     def step(self) -> int:
         b, np = self.batch, self.np
-        counts = b.counts
-        acts = b.legal_ids[self.rows, (self.rng.random(self.n) * counts).astype(np.int64)].astype(np.int64)
-        over = counts <= 0
-        acts[over] = -2
+        acts, done = b.random_actions(self.rng)
         b.step(acts)
-        played = self.n - int(over.sum())
-        if played < self.n:
-            idx = np.flatnonzero(over)
+        played = self.n - done
+        if done:
+            idx = np.flatnonzero(acts == -2)
             b.reset(list(range(self.next_seed, self.next_seed + len(idx))), games=idx)
             self.next_seed += len(idx)
             self.games += len(idx)

@@ -36,9 +36,8 @@ if sys.argv[1] == "core":
     rng = np.random.default_rng(0)
     dealt = 0
     while dealt < 1:
-        acts = b.legal_ids[np.arange(4), (rng.random(4) * b.counts).astype(np.int64)].astype(np.int64)
-        over = b.counts <= 0
-        acts[over] = -2
+        acts, _ = b.random_actions(rng)
+        over = acts == -2
         b.step(acts)
         if over.any():
             b.reset([10 + dealt], games=[int(np.flatnonzero(over)[0])])

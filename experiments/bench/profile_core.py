@@ -27,12 +27,10 @@ import numpy as np
 from experiments.config import seed_arg
 
 
-def _pick(b, rng, games: int):
+def _pick(b, rng):
     """A uniformly random legal action for every game of ``b`` (-2: a finished game, left alone)."""
-    acts = b.legal_ids[np.arange(games), (rng.random(games) * b.counts).astype(np.int64)].astype(np.int64)
-    over = b.counts <= 0
-    acts[over] = -2
-    return acts, over
+    acts, _ = b.random_actions(rng)
+    return acts, acts == -2
 
 
 def _redeal(b, over, nxt: int) -> int:
@@ -51,7 +49,7 @@ def _states(rules: str, games: int, steps: int, seed: int):
     rng = np.random.default_rng(seed)
     rows, nxt = [], seed * 100_003 + games
     for t in range(steps):
-        acts, over = _pick(b, rng, games)
+        acts, over = _pick(b, rng)
         b.step(acts)
         nxt = _redeal(b, over, nxt)
         if t % 20 == 0:
@@ -108,7 +106,7 @@ def _step_cost(rules: str, games: int, seconds: float, seed: int) -> float:
     nxt = seed * 100_003 + games
     spent, played = 0.0, 0
     while spent < seconds:
-        acts, over = _pick(b, rng, games)
+        acts, over = _pick(b, rng)
         t0 = time.process_time()
         b.step(acts)
         spent += time.process_time() - t0

@@ -15,7 +15,7 @@ same layout (the differential tests compare whole states with it) and
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..config import RulesLike, check_seed, load_rules
 from ..engine import Game, shoe_kinds
 from ..observation import observation_size
 from . import layout as L
-from .encode import observe_seat, reset_batch, step_batch
+from .encode import observe_seat, pick_uniform, reset_batch, step_batch
 from .play import reset as reset_row
 from .rules import legal_into
 from .searches import option_tables
@@ -91,6 +91,13 @@ class CoreBatch:
         ``counts[g] == -1``)."""
         return step_batch(self.S, self.R, np.asarray(actions, dtype=np.int64), self.obs, self.mask, self.counts,
                           self.legal_ids, self.ro, self.wo)
+
+    def random_actions(self, rng: np.random.Generator) -> Tuple[np.ndarray, int]:
+        """A uniformly random legal action of every game (one ``rng.random()`` draw each) and the number
+        of finished games, whose entry is -2 (:meth:`step` leaves them alone)."""
+        acts = np.empty(self.num_games, dtype=np.int64)
+        done = pick_uniform(rng.random(self.num_games), self.counts, self.legal_ids, acts)
+        return acts, done
 
     def observe(self, g: int, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
         """Any seat's observation and mask of game ``g`` into ``obs`` and ``mask``."""

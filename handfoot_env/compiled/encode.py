@@ -201,6 +201,22 @@ def reset_batch(S, R, games, seeds, obs, mask, counts, legal_ids, ro, wo):
 
 
 @kernel
+def pick_uniform(u, counts, legal_ids, out):
+    """``out[g]``: the legal id at ``floor(u[g] * counts[g])`` of game g (``u`` uniform in [0, 1)), or
+    -2 for a game with no legal action (finished); returns the number of those."""
+    u, counts, legal_ids, out = unowned(u), unowned(counts), unowned(legal_ids), unowned(out)
+    done = 0
+    for g in range(counts.shape[0]):
+        c = counts[g]
+        if c > 0:
+            out[g] = legal_ids[g, int(u[g] * c)]
+        else:
+            out[g] = -2
+            done += 1
+    return done
+
+
+@kernel
 def observe_seat(s, R, seat, obs, mask, legal, ro, wo):
     """Observation of any ``seat`` and its mask (zero unless it is to act); returns the legal count."""
     s, R, obs, mask, legal = unowned(s), unowned(R), unowned(obs), unowned(mask), unowned(legal)
