@@ -13,9 +13,9 @@ from . import kernel
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED, INCOMPLETE, MELDS,
                      MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PILEC, PLAYED, PROV, PROV_VALUE, R_CB, R_DB, R_GC,
                      R_GD, R_GW, R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
-                     SCORES, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
+                     SCORES, STOCK, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
 from .play import apply_legal, reset
-from .intrinsics import unowned
+from .intrinsics import prefetch, unowned
 from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_at, hand_size,
                     legal_into, pickup_ok)
 
@@ -151,6 +151,31 @@ def observe_acting(s, R, obs, mask, legal, ro, wo):
     return cnt
 
 
+@kernel(inline="always")
+def _prefetch_fixed(s):
+    """Prefetch the parts of a row that every step reads: the scalars, the per-seat and per-team
+    blocks with the melds, the provisional meld and the scores."""
+    for i in range(0, PILEC + NK, 8):
+        prefetch(s, i)
+    for i in range(FOOTUP, MELDS + 72, 8):
+        prefetch(s, i)
+    for i in range(PROV, SCORES + 8, 8):
+        prefetch(s, i)
+
+
+@kernel(inline="always")
+def _prefetch_moving(s):
+    """Prefetch the parts of a row whose place moves: the hand to act, the stock's and the pile's tops
+    (the row's scalars already fetched)."""
+    h = hand_at(s[CURRENT])
+    prefetch(s, h)
+    prefetch(s, h + NK - 1)
+    if s[STOCK_LEN]:
+        prefetch(s, STOCK + s[STOCK_LEN] - 1)
+    if s[DISC_LEN]:
+        prefetch(s, DISC + s[DISC_LEN] - 1)
+
+
 @kernel
 def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
     """For each game g with ``actions[g] >= 0``: check the action against ``mask[g]`` (the mask
@@ -163,7 +188,12 @@ def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
     counts, legal_ids, ro, wo = unowned(counts), unowned(legal_ids), unowned(ro), unowned(wo)
     legal = np.empty(mask.shape[1], dtype=np.int64)
     bad = 0
-    for g in range(S.shape[0]):
+    ng = S.shape[0]
+    for g in range(ng):
+        if g + 2 < ng:                       # the rows of the next games, fetched while this one plays
+            _prefetch_fixed(S[g + 2])
+        if g + 1 < ng:
+            _prefetch_moving(S[g + 1])
         a = actions[g]
         if a < -1:
             continue

@@ -43,3 +43,24 @@ def trailing_zeros(typingctx, x):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
     return x(x), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, index):
+    """Ask the CPU to bring the cache line holding ``arr[index]`` (``index`` in bounds, not negative)
+    closer: a hint, with no effect on any value."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        voidptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [voidptr, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", (voidptr,), fnty)
+        builder.call(fn, [builder.bitcast(ptr, voidptr), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, index), codegen
