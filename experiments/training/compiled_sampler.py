@@ -48,7 +48,7 @@ class CompiledSampler(Sampler):
         S, obs, mask, counts, legal_ids = self._rows[i]
         b = self.batch
         self._one[0] = a
-        if step_batch(S, b.R, self._one, obs, mask, counts, legal_ids, b.ro, b.wo):
+        if step_batch(S, b.R, self._one, obs, mask, counts, legal_ids, b._legal, b.ro, b.wo):
             raise RuntimeError(f"compiled sampler: action {a} is not legal in game {i}")
 
     def _new_game(self, i: int) -> None:

@@ -73,7 +73,7 @@ class CoreBatch:
             raise ValueError(f"reset's games must be indices from 0 to {self.num_games - 1}, got {games!r}")
         values = np.fromiter((check_seed(x) for x in seeds), dtype=np.int64, count=len(seeds))
         reset_batch(self.S, self.R, idx.astype(np.int64), values, self.obs, self.mask, self.counts,
-                    self.legal_ids, self.ro, self.wo)
+                    self.legal_ids, self._legal, self.ro, self.wo)
 
     def reset_one(self, g: int, seed: int, round: int = 1, scores: Optional[Sequence[int]] = None,
                   shoe: Optional[Sequence[str]] = None) -> None:
@@ -90,7 +90,7 @@ class CoreBatch:
         games whose action was not in the mask written last (those games are left as they were,
         ``counts[g] == -1``)."""
         return step_batch(self.S, self.R, np.asarray(actions, dtype=np.int64), self.obs, self.mask, self.counts,
-                          self.legal_ids, self.ro, self.wo)
+                          self.legal_ids, self._legal, self.ro, self.wo)
 
     def random_actions(self, rng: np.random.Generator) -> Tuple[np.ndarray, int]:
         """A uniformly random legal action of every game (one ``rng.random()`` draw each) and the number

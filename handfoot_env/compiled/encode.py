@@ -177,16 +177,15 @@ def _prefetch_moving(s):
 
 
 @kernel
-def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
+def step_batch(S, R, actions, obs, mask, counts, legal_ids, legal, ro, wo):
     """For each game g with ``actions[g] >= 0``: check the action against ``mask[g]`` (the mask
     written by the previous call), apply it, then write the new observation, mask, legal
     count and legal ids (``legal_ids[g, :counts[g]]``) of the player to act; with
     ``actions[g] == -1`` only write them; with ``actions[g] < -1`` leave game g alone.  Returns the
     number of games whose action was not legal (they are left unchanged, ``counts[g]`` set
-    to -1)."""
+    to -1).  ``legal``: scratch space for one legal list (int64, ``mask.shape[1]`` long)."""
     S, R, actions, obs, mask = unowned(S), unowned(R), unowned(actions), unowned(obs), unowned(mask)
-    counts, legal_ids, ro, wo = unowned(counts), unowned(legal_ids), unowned(ro), unowned(wo)
-    legal = np.empty(mask.shape[1], dtype=np.int64)
+    counts, legal_ids, legal, ro, wo = unowned(counts), unowned(legal_ids), unowned(legal), unowned(ro), unowned(wo)
     bad = 0
     ng = S.shape[0]
     for g in range(ng):
@@ -212,12 +211,11 @@ def step_batch(S, R, actions, obs, mask, counts, legal_ids, ro, wo):
 
 
 @kernel
-def reset_batch(S, R, games, seeds, obs, mask, counts, legal_ids, ro, wo):
+def reset_batch(S, R, games, seeds, obs, mask, counts, legal_ids, legal, ro, wo):
     """Deal game ``games[i]`` from ``seeds[i]`` (round 1, scores 0, no stacked shoe: the seeds checked
     by the caller), then write its observation, mask, legal count and legal ids as :func:`step_batch`."""
     S, R, games, seeds, obs, mask = unowned(S), unowned(R), unowned(games), unowned(seeds), unowned(obs), unowned(mask)
-    counts, legal_ids, ro, wo = unowned(counts), unowned(legal_ids), unowned(ro), unowned(wo)
-    legal = np.empty(mask.shape[1], dtype=np.int64)
+    counts, legal_ids, legal, ro, wo = unowned(counts), unowned(legal_ids), unowned(legal), unowned(ro), unowned(wo)
     scores = np.zeros(R[R_T], dtype=np.int64)
     top = np.zeros(0, dtype=np.int64)
     for i in range(games.shape[0]):
