@@ -91,6 +91,9 @@ def test_core_profile_script_times_every_kernel(capsys):
         with pytest.raises(SystemExit) as e:
             main(["--batches", bad])
         assert e.value.code == 2 and "--batches" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:          # (a real --perf-map run compiles afresh: not in CI)
+        main(["--perf-map", "-1"])
+    assert e.value.code == 2 and "--perf-map" in capsys.readouterr().err
 
 
 def test_profile_script_runs(capsys):

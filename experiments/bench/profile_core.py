@@ -15,6 +15,12 @@ the legal list and one legal action.
 ``--seconds`` of process CPU time, the actions chosen (and finished games dealt again) outside the
 timed call; microseconds per action played.  A batch of 16 games holds 0.56 MB of rows (they stay
 in the core's 1 MB L2 cache), one of 256 games 9 MB.
+
+``--perf-map SECONDS`` is for Linux ``perf``, which sees compiled kernels only as addresses: the
+kernels are compiled afresh (into a temporary cache: code loaded from a cache carries no names),
+``/tmp/perf-<pid>.map`` names each one, and random play over ``--games`` games runs for SECONDS
+of wall time while ``perf record -p <pid>`` (in another shell) samples it; ``perf report --sort
+sym`` then shows the time per kernel, Numba's reference counting (``NRT_incref``) among them.
 """
 from __future__ import annotations
 
@@ -96,6 +102,47 @@ def _kernels():
     return {"legal": legal, "observe": observe, "acting": acting, "apply": apply}
 
 
+def _perf_map(rules: str, games: int, seconds: float, seed: int) -> int:
+    """Compile afresh, write ``/tmp/perf-<pid>.map``, then play for ``seconds`` (see the docstring)."""
+    import os
+    import re
+    import tempfile
+    os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="handfoot-perf-")
+    import numba
+    from handfoot_env.compiled import encode, load, play, rng, rules as rules_mod, searches
+    b = load().CoreBatch(rules, games)
+    b.reset(list(range(seed * 100_003, seed * 100_003 + games)))
+    gen = np.random.default_rng(seed)
+    nxt = seed * 100_003 + games
+    for _ in range(200):                         # compiles every kernel a batch step reaches
+        acts, over = _pick(b, gen)
+        b.step(acts)
+        nxt = _redeal(b, over, nxt)
+    names = {}
+    for mod in (rng, searches, rules_mod, play, encode):
+        for obj in vars(mod).values():
+            if isinstance(obj, numba.core.registry.CPUDispatcher):
+                for cres in obj.overloads.values():
+                    lib = cres.library
+                    for name in re.findall(r'^define [^@]*@"?([^"(]+)"?\(', lib.get_llvm_str(), re.M):
+                        addr = lib.get_pointer_to_function(name)
+                        if addr:
+                            names[addr] = name
+    addrs = sorted(names)
+    path = f"/tmp/perf-{os.getpid()}.map"
+    with open(path, "w") as fh:
+        for a, nx in zip(addrs, addrs[1:] + [addrs[-1] + 4096]):
+            fh.write(f"{a:x} {min(nx - a, 1 << 16):x} {names[a]}\n")
+    print(f"{len(addrs)} compiled functions named in {path}; playing for {seconds:g} s: "
+          f"perf record -p {os.getpid()}", flush=True)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        acts, over = _pick(b, gen)
+        b.step(acts)
+        nxt = _redeal(b, over, nxt)
+    return 0
+
+
 def _step_cost(rules: str, games: int, seconds: float, seed: int) -> float:
     """Microseconds of ``CoreBatch.step`` per action played, over random legal play."""
     from handfoot_env.compiled import load
@@ -124,7 +171,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--seed", type=seed_arg, default=0, help="seed (default 0)")
     p.add_argument("--batches", default="", help="batch sizes whose CoreBatch.step is timed, e.g. 16,256")
     p.add_argument("--seconds", type=float, default=5.0, help="CPU seconds per batch size (default 5)")
+    p.add_argument("--perf-map", type=float, default=0.0, metavar="SECONDS",
+                   help="name the compiled kernels for Linux perf and play for SECONDS (see the module docstring)")
     args = p.parse_args(argv)
+    if args.perf_map < 0:
+        p.error(f"--perf-map: seconds must be positive, got {args.perf_map}")
+    if args.perf_map:
+        return _perf_map(args.rules, args.games, args.perf_map, args.seed)
     try:
         sizes = [int(x) for x in args.batches.split(",") if x.strip()]
     except ValueError:
