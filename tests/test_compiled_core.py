@@ -128,6 +128,27 @@ def test_a_batch_rejects_an_action_outside_the_mask_and_leaves_the_game_alone():
     assert not np.array_equal(before[0], b.S[0])
 
 
+def test_a_batch_deals_the_games_it_is_given_and_draws_random_legal_actions():
+    from handfoot_env.engine import Game
+    b = CoreBatch("pagat", 4)
+    b.reset([11, 12, 13, 14])
+    before = b.S.copy()
+    b.reset([21, 23], games=[1, 3])
+    for g, seed in ((1, 21), (3, 23)):
+        ref = Game("pagat")
+        ref.reset(seed=seed)
+        assert np.array_equal(state_row(ref), b.S[g])
+        assert b.legal(g) == ref.legal_actions() == b.legal_ids[g, :b.counts[g]].tolist()
+    assert np.array_equal(before[0], b.S[0]) and np.array_equal(before[2], b.S[2])
+    b.counts[2] = 0                                   # as a finished game's
+    acts, done = b.random_actions(np.random.default_rng(5))
+    assert done == 1 and acts[2] == -2
+    assert all(acts[g] in b.legal_ids[g, :b.counts[g]] for g in (0, 1, 3))
+    for games, seeds, word in (([4], [1], "indices"), ([0, 1], [1], "one seed per game"), ([0], [-1], "seed")):
+        with pytest.raises(ValueError, match=word):
+            b.reset(seeds, games=games)
+
+
 def test_core_names_resolve():
     assert resolve_core("reference") == "reference"
     assert resolve_core(None) == "compiled" == resolve_core("auto")
