@@ -116,6 +116,12 @@ def test_an_edit_of_a_compiled_games_state_is_written_back_into_its_row():
         game.discard = [5, 5]
     assert c.legal_actions() == g.legal_actions()
     assert np.array_equal(state_row(g), c._row)
+    row = c._row.copy()
+    c.melds[0][3] = [5, 2, 0]                     # seven cards in an unfinished meld: a state no game reaches
+    for _ in range(2):                            # refused with one line, every time, the row kept
+        with pytest.raises(ValueError, match="slot 3 holds \\[5, 2, 0\\].*0 to 6 cards"):
+            c.legal_actions()
+        assert np.array_equal(row, c._row)
 
 
 def test_a_batch_rejects_an_action_outside_the_mask_and_leaves_the_game_alone():
@@ -144,9 +150,12 @@ def test_a_batch_deals_the_games_it_is_given_and_draws_random_legal_actions():
     acts, done = b.random_actions(np.random.default_rng(5))
     assert done == 1 and acts[2] == -2
     assert all(acts[g] in b.legal_ids[g, :b.counts[g]] for g in (0, 1, 3))
-    for games, seeds, word in (([4], [1], "indices"), ([0, 1], [1], "one seed per game"), ([0], [-1], "seed")):
+    for games, seeds, word in (([4], [1], "indices"), ([0, 1], [1], "one seed per game"), ([0], [-1], "seed"),
+                               (3, [1], "indices"), ([[0], [1]], [1, 2], "indices"), ([[0], [1, 2]], [1], "indices"),
+                               ([0.5], [1], "indices"), ([True], [1], "indices"), ([0], 7, "seeds")):
         with pytest.raises(ValueError, match=word):
             b.reset(seeds, games=games)
+    assert np.array_equal(before[0], b.S[0])                # a refused reset changes nothing
 
 
 def test_core_names_resolve():

@@ -15,7 +15,7 @@ same layout (the differential tests compare whole states with it) and
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -65,12 +65,19 @@ class CoreBatch:
     def reset(self, seeds: Sequence[int], games: Optional[Sequence[int]] = None) -> None:
         """Deal game ``games[i]`` (default: every game) from ``seeds[i]`` and observe it, in one compiled
         call; the other games are left as they are."""
-        idx = np.arange(self.num_games) if games is None else np.asarray(games)
+        where = f"reset's games must be a list of game indices from 0 to {self.num_games - 1}, got {games!r}"
+        try:
+            idx = np.arange(self.num_games) if games is None else np.asarray(games)
+        except (TypeError, ValueError):
+            raise ValueError(where) from None
+        if idx.ndim != 1 or (len(idx) and (idx.dtype.kind not in "iu" or idx.min() < 0
+                                           or idx.max() >= self.num_games)):
+            raise ValueError(where)
+        if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+            raise ValueError(f"reset's seeds must be a list of integers, got {seeds!r}")
         seeds = list(seeds)
-        if idx.ndim != 1 or len(seeds) != len(idx):
+        if len(seeds) != len(idx):
             raise ValueError(f"reset needs one seed per game: {len(idx)} games, {len(seeds)} seeds")
-        if len(idx) and (idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self.num_games):
-            raise ValueError(f"reset's games must be indices from 0 to {self.num_games - 1}, got {games!r}")
         values = np.fromiter((check_seed(x) for x in seeds), dtype=np.int64, count=len(seeds))
         reset_batch(self.S, self.R, idx.astype(np.int64), values, self.obs, self.mask, self.counts,
                     self.legal_ids, self._legal, self.ro, self.wo)
@@ -94,7 +101,8 @@ class CoreBatch:
 
     def random_actions(self, rng: np.random.Generator) -> Tuple[np.ndarray, int]:
         """A uniformly random legal action of every game (one ``rng.random()`` draw each) and the number
-        of finished games, whose entry is -2 (:meth:`step` leaves them alone)."""
+        of games with no legal action (finished, or whose last action :meth:`step` refused), whose entry
+        is -2 (:meth:`step` leaves them alone)."""
         acts = np.empty(self.num_games, dtype=np.int64)
         done = pick_uniform(rng.random(self.num_games), self.counts, self.legal_ids, acts)
         return acts, done
@@ -138,7 +146,13 @@ def _book(code: int):
 
 def state_row(game: Game, out: Optional[np.ndarray] = None) -> np.ndarray:
     """The reference ``game`` written into the compiled core's layout (every field of the game
-    state; caches and history apart)."""
+    state; caches and history apart).  ``ValueError``, ``out`` untouched, for an unfinished meld outside
+    0 to 6 cards (at 7 a meld is a book): the kernels' meld tables hold no other."""
+    for t, team in enumerate(game.melds):
+        for slot, m in enumerate(team):
+            if min(m) < 0 or sum(m) > 6:
+                raise ValueError(f"team {t}'s meld in slot {slot} holds {list(m)} (naturals, twos, jokers): an "
+                                 "unfinished meld has 0 to 6 cards (at 7 it is a book)")
     s = np.zeros(L.WIDTH, dtype=np.int64) if out is None else out
     s[:] = 0
     n, nt = game.n, game.num_teams

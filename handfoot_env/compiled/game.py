@@ -100,8 +100,8 @@ class CompiledGame:
     def _sync(self) -> None:
         """Write edits made through the reference handed out by ``__getattr__`` back into the row."""
         if self._handed:
+            state_row(self._ref, self._row)   # (a state the core cannot hold is refused, the row kept)
             self._handed = False
-            state_row(self._ref, self._row)
 
     # ------------------------------------------------------------------ play
     def reset(self, seed: Optional[int] = None, shoe: Optional[Sequence[str]] = None, round: int = 1,

@@ -1,5 +1,5 @@
-"""Two operations Numba does not offer: array views without a reference count, and a count of
-trailing zero bits.
+"""Three operations Numba does not offer: array views without a reference count, a count of
+trailing zero bits, and a cache prefetch.
 
 :func:`unowned` serves the kernels' entry points.
 
@@ -11,7 +11,8 @@ memory with no memory record: the counting then returns at once.  It is safe onl
 arrays that outlive the call, which holds for the arguments of a kernel called from
 Python (the caller holds them) and for views of them made inside it.
 
-:func:`trailing_zeros` walks the set bits of the meld tables (:mod:`.layout`) in order.
+:func:`trailing_zeros` walks the set bits of the meld tables (:mod:`.layout`) in order;
+:func:`prefetch` brings the next games' rows closer while a batch step plays one.
 """
 from __future__ import annotations
 
