@@ -55,13 +55,10 @@ from handfoot_env.engine import GAME_OVER, Game, IllegalActionError
 from handfoot_env.episode import EpisodeRules
 from handfoot_env.observation import encode_observation, mask_of, observation_size
 
+from experiments.training.selfplay import random_opponent
+
 Opponent = Callable[[Game, int, List[int], random.Random], int]
 ILLEGAL = ("raise", "terminate")
-
-
-def random_opponent(game: Game, seat: int, legal: List[int], rng: random.Random) -> int:
-    """Uniform random legal play."""
-    return legal[rng.randrange(len(legal))]
 
 
 class _Slot:
