@@ -58,8 +58,6 @@ class CoreBatch:
         #: legal ids of each game's player to act: ``legal_ids[g, :counts[g]]``, in id order
         self.legal_ids = np.zeros((num_games, NUM_ACTIONS), dtype=np.int16)
         self._legal = np.zeros(NUM_ACTIONS, dtype=np.int64)
-        self._zero_scores = np.zeros(r.teams, dtype=np.int64)
-        self._no_shoe = np.zeros(0, dtype=np.int64)
 
     # ---------------------------------------------------------------- play
     def reset(self, seeds: Sequence[int], games: Optional[Sequence[int]] = None) -> None:
