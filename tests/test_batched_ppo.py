@@ -6,6 +6,8 @@ Tiny real runs (a few games, tiny networks), no mocks.
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -308,3 +310,67 @@ def test_minibatch_columns_give_the_same_policy_and_gradients():
     assert len(mask.any(0).nonzero()) < 705 / 2
     for x, y in zip(*results):
         assert th.allclose(x, y, atol=1e-6), (x - y).abs().max()
+
+
+# ------------------------------------------------------------------------------ the critic beside the actor
+@pytest.mark.parametrize("batched", [{"samplers": 0, "pipeline": False}, {"samplers": 1, "pipeline": True}])
+def test_the_critic_in_a_second_thread_changes_no_bit(tmp_path, batched):
+    """``parallel_update`` runs the critic's passes in a helper thread: weights, optimiser state and
+    metrics are those of the one-thread update, bit for bit."""
+    runs = [Path(train(tiny_config(tmp_path / str(on), batched={**batched, "parallel_update": on}),
+                       quiet=True)["run"]) for on in (False, True)]
+    a0, a1 = _arrays(runs[0] / "final" / "learner.npz"), _arrays(runs[1] / "final" / "learner.npz")
+    assert a0.keys() == a1.keys()
+    for k in a0:
+        np.testing.assert_array_equal(a0[k], a1[k], err_msg=k)
+    assert (runs[0] / "metrics.jsonl").read_text() == (runs[1] / "metrics.jsonl").read_text()
+
+
+def test_the_update_hands_the_critic_to_the_helper_unless_a_sampler_plays():
+    from experiments.training.batched_ppo import BatchedPPO
+    from experiments.training.config import load_train_config
+
+    class Trainer:
+        seed, resume, samplers = 0, None, None
+
+    cfg = load_train_config(None, ["backend=batched", "network.pi=[16]", "network.vf=[16]", "ppo.batch_size=64",
+                                   "ppo.n_epochs=2"])
+    batch = Sampler("pagat", games=8, seed=3, opponents={"random": 1.0}).rollout(300, tiny_actor(0))
+    results = []
+    for busy in (False, True):
+        learner = BatchedPPO(cfg)
+        learner.setup(Trainer(), None)
+        learner.sampler_busy = lambda: busy
+        jobs = []
+        beside = learner.beside
+        learner.beside = lambda *a: jobs.append(beside(*a)) or jobs[-1]
+        stats = learner.update(batch)
+        assert len(jobs) > 5 and all((job is None) == busy for job in jobs)
+        results.append((stats, [p.detach().clone() for p in learner.model.parameters()]))
+    assert results[0][0] == results[1][0]
+    assert all(th.equal(x, y) for x, y in zip(results[0][1], results[1][1]))
+
+
+def test_a_sampler_group_is_busy_only_while_its_rollout_is_played():
+    from experiments.training.sampler import SamplerGroup
+    local = SamplerGroup(0, 4, seed=1, rules="pagat", opponents={"random": 1.0})
+    local.request(50, tiny_actor(0), None)
+    assert not local.busy()
+    local.result()
+    group = SamplerGroup(1, 4, seed=1, rules="pagat", opponents={"random": 1.0})
+    try:
+        assert not group.busy()
+        os.kill(group.procs[0].pid, signal.SIGSTOP)       # the sampler cannot finish until it is let go
+        try:
+            group.request(50, tiny_actor(0), None)
+            group._in_flight = True
+            assert group.busy()
+        finally:
+            os.kill(group.procs[0].pid, signal.SIGCONT)
+        assert group.conns[0].poll(60)
+        assert not group.busy()
+        group.result()
+        group._in_flight = False
+        assert not group.busy()
+    finally:
+        group.close()

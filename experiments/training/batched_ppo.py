@@ -44,13 +44,20 @@ optimization"): the clipped ratio is taken against the learner's current policy 
 policy) and each sample is weighted by proximal / behaviour probability (truncated at
 :data:`MAX_WEIGHT`), so the trust region is the usual one and the lag is corrected.  Playing a
 rollout and updating on it cost about the same CPU, so overlapping them can halve the wall time
-per decision when the second core is free; torch threads do not help on these small matrices
-(measurements in docs/benchmarks.md).  ``pipeline: false`` is strictly
-on-policy: ``samplers`` processes (0: the learner process itself) play, then the learner updates.
+per decision when the second core is free.  ``pipeline: false`` is strictly on-policy:
+``samplers`` processes (0: the learner process itself) play, then the learner updates.
+
+The update itself uses the second core whenever no sampler process is playing
+(``batched.parallel_update``): actor and critic are separate networks, so the critic's forward
+and backward passes run in a helper thread beside the actor's (torch releases the GIL in its
+operations).  Every operation still runs on one thread, as in a one-thread update, so weights and
+metrics are the same bit for bit whichever thread ran what; only the wall time changes.  Torch's
+own intra-op threads (``torch_threads``) would change the sums' rounding and are left at one.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch as th
@@ -150,6 +157,8 @@ class BatchedPPO(TorchLearner):
         self.rollout_size = int(cfg.ppo.n_steps) * int(cfg.n_envs)
         self.pipeline = bool(cfg.batched.pipeline)
         self.n_updates = 0
+        self.parallel = bool(cfg.batched.parallel_update)
+        self.sampler_busy: Callable[[], bool] = lambda: False
 
     def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
         cfg, p, net = self.cfg, self.cfg.ppo, self.cfg.network
@@ -160,6 +169,11 @@ class BatchedPPO(TorchLearner):
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
         self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
         self.restore(trainer.resume if checkpoint is not None else None)
+
+        def sampler_busy() -> bool:                 # the trainer builds its samplers after this setup
+            samplers = getattr(trainer, "samplers", None)
+            return samplers is not None and samplers.busy()
+        self.sampler_busy = sampler_busy
 
     def sampler_options(self) -> Dict[str, Any]:
         return dict(shaping_books=self.cfg.shaping.books, shaping_points=self.cfg.shaping.points,
@@ -188,22 +202,50 @@ class BatchedPPO(TorchLearner):
 
     # ------------------------------------------------------------------ update
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
-        """Values with the current critic, GAE, then ``n_epochs`` of clipped PPO on the trained rows."""
+        """Values with the current critic, GAE, then ``n_epochs`` of clipped PPO on the trained rows
+        (:meth:`ppo_update`), with a helper thread for the critic when ``parallel_update`` is on (the
+        thread lives only during the update: sampler processes and workers are never forked beside it)."""
+        if not self.parallel:
+            return self.ppo_update(batch, None)
+        with ThreadPoolExecutor(1, thread_name_prefix="critic") as helper:
+            return self.ppo_update(batch, helper)
+
+    def beside(self, helper: Optional[ThreadPoolExecutor], fn: Callable[..., Any], *args: Any) -> Optional[Future]:
+        """Start ``fn(*args)`` in the helper thread when the second core is free, else None (the
+        caller then runs it itself, after its own part: the results are the same either way)."""
+        if helper is None or self.sampler_busy():
+            return None
+        return helper.submit(fn, *args)
+
+    def ppo_update(self, batch: Dict[str, Any], helper: Optional[ThreadPoolExecutor]) -> Dict[str, float]:
+        """:meth:`update`; ``helper``: the thread for the critic's parts, or None (all in this one)."""
         p = self.cfg.ppo
         model = self.model
         obs = th.from_numpy(batch["obs"])
         mask_np = batch["mask"]
         mask = th.from_numpy(mask_np)
         critic_in = obs if "state" not in batch else th.cat([obs, th.from_numpy(batch["state"])], dim=1)
-        with th.no_grad():
-            values = th.cat([model.forward_value(c) for c in th.split(critic_in, 4096)]).numpy()
-        adv = gae(values, batch["rew"], batch["done"], batch["next"], batch["open"], p.gamma, p.gae_lambda)
+
+        def values_and_advantages() -> Tuple[np.ndarray, np.ndarray]:
+            with th.no_grad():
+                values = th.cat([model.forward_value(c) for c in th.split(critic_in, 4096)]).numpy()
+            return values, gae(values, batch["rew"], batch["done"], batch["next"], batch["open"], p.gamma,
+                               p.gae_lambda)
+
+        critic_job = self.beside(helper, values_and_advantages)
+        act = th.from_numpy(batch["act"])
+        old_logp, weight = self.reference_policy(obs, mask, act, th.from_numpy(batch["logp"]))
+        values, adv = critic_job.result() if critic_job is not None else values_and_advantages()
         rows = np.flatnonzero(~batch["open"])
         returns = th.from_numpy(adv + values)
         adv_t = th.from_numpy(adv)
-        act = th.from_numpy(batch["act"])
-        old_logp, weight = self.reference_policy(obs, mask, act, th.from_numpy(batch["logp"]))
         old_values = th.from_numpy(values)
+
+        def critic_step(mb: th.Tensor) -> th.Tensor:
+            """The critic's part of a minibatch: value loss and its gradients (the critic's own)."""
+            vf_loss = ((returns[mb] - model.forward_value(critic_in[mb])) ** 2).mean()
+            (p.vf_coef * vf_loss).backward()
+            return vf_loss
         clip = float(p.clip_range)
         local = th.zeros(NUM_ACTIONS, dtype=th.long)        # action id -> column in a minibatch's logits
         stats: Dict[str, List[float]] = {"pg": [], "vf": [], "ent": [], "kl": [], "cf": [], "loss": []}
@@ -213,6 +255,8 @@ class BatchedPPO(TorchLearner):
             for s in range(0, len(order), int(p.batch_size)):
                 mb_np = order[s:s + int(p.batch_size)]
                 mb = th.from_numpy(mb_np)
+                self.optimizer.zero_grad(set_to_none=True)
+                critic_job = self.beside(helper, critic_step, mb)
                 # only the actions legal in some row of the minibatch (about a quarter of the 705):
                 # the others are masked in every row, so their probabilities and gradients are zero
                 mb_mask = mask[mb]
@@ -223,7 +267,6 @@ class BatchedPPO(TorchLearner):
                 logp = logp_all.gather(1, local[act[mb]][:, None]).squeeze(1)
                 # softmax, not logp_all.exp(): torch's exp is ~20x slower on the -1e8 - lse entries
                 entropy = -(th.softmax(logits, dim=1) * logp_all).sum(1)
-                value = model.forward_value(critic_in[mb])
                 a = adv_t[mb]
                 if p.normalize_advantage and len(mb) > 1:
                     a = (a - a.mean()) / (a.std() + 1e-8)
@@ -231,17 +274,20 @@ class BatchedPPO(TorchLearner):
                 ratio = log_ratio.exp()
                 surrogate = th.min(a * ratio, a * ratio.clamp(1 - clip, 1 + clip))
                 pg_loss = -(surrogate if weight is None else surrogate * weight[mb]).mean()
-                vf_loss = ((returns[mb] - value) ** 2).mean()
                 ent_loss = -entropy.mean()
-                loss = pg_loss + p.ent_coef * ent_loss + p.vf_coef * vf_loss
                 with th.no_grad():
                     kl = float(((ratio - 1) - log_ratio).mean())
                     stats["cf"].append(float(((ratio - 1).abs() > clip).float().mean()))
                 if p.target_kl is not None and kl > 1.5 * p.target_kl:
+                    if critic_job is not None:
+                        critic_job.result()
                     stop = True
                     break
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
+                # the two networks share no parameter: separate backward passes give each the
+                # gradients of the whole loss pg + ent_coef * ent + vf_coef * vf
+                (pg_loss + p.ent_coef * ent_loss).backward()
+                vf_loss = critic_job.result() if critic_job is not None else critic_step(mb)
+                loss = pg_loss + p.ent_coef * ent_loss + p.vf_coef * vf_loss
                 nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
                 self.optimizer.step()
                 stats["pg"].append(pg_loss.item())

@@ -87,6 +87,10 @@ class BatchedConfig:
     """The rules the games are played on: compiled (handfoot_env.compiled, Numba), reference (the
     pure-Python engine) or auto (compiled when Numba is installed). Both give the same games, rewards
     and samples for the same seed; heuristic opponents see their SeatView on either."""
+    parallel_update: bool = True
+    """backend: batched: the PPO update runs the critic's forward and backward passes in a second
+    thread beside the actor's, on the second core while no sampler process is playing; the same
+    weights and metrics, bit for bit, as in one thread (ignored by dmc, which has no critic)."""
 
 
 @dataclass

@@ -564,6 +564,11 @@ class SamplerGroup:
             self._in_flight = True
         return batch
 
+    def busy(self) -> bool:
+        """Whether a sampler process is still playing the rollout in flight (pipelined; the learner
+        keeps the second core free for it until its result has arrived)."""
+        return self._in_flight and any(not conn.poll() for conn in self.conns)
+
     def close(self) -> None:
         for conn in self.conns:
             try:
