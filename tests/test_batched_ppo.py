@@ -374,3 +374,35 @@ def test_a_sampler_group_is_busy_only_while_its_rollout_is_played():
         assert not group.busy()
     finally:
         group.close()
+
+
+@pytest.mark.parametrize("hidden,activation", [([16, 16], "tanh"), ([8], "relu"), ([], "tanh")])
+def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activation):
+    """The update computes the actor's weight gradients itself from each layer's output gradient
+    (:meth:`ActorCritic.logits_by_layer`, :func:`linear_weight_gradients`): the same tensors as
+    autograd through :meth:`ActorCritic.forward_logits`, for minibatches of any size."""
+    from experiments.training.batched_ppo import MASKED, linear_weight_gradients
+    out = Sampler("pagat", games=8, seed=5, opponents={"random": 1.0}).rollout(300, tiny_actor(1))
+    obs, mask = th.from_numpy(out["obs"]), th.from_numpy(out["mask"])
+    th.manual_seed(2)
+    model = ActorCritic(4, 2, hidden, [16], activation)
+    rng = np.random.default_rng(0)
+    for n in (64, 37, 1, 150):
+        rows = th.from_numpy(rng.choice(len(obs), n, replace=False))
+        cols = th.from_numpy(np.flatnonzero(out["mask"][rows.numpy()].any(0)))
+        weights = th.randn(n, len(cols))
+        grads = []
+        for by_layer in (False, True):
+            model.zero_grad(set_to_none=True)
+            if by_layer:
+                z, layers = model.logits_by_layer(obs[rows], cols)
+                for out_z, inputs, layer, layer_cols in layers:
+                    out_z.register_hook(lambda g, i=inputs, l=layer, c=layer_cols: linear_weight_gradients(g, i, l, c))
+            else:
+                z = model.forward_logits(obs[rows], cols)
+            lp = th.log_softmax(z.masked_fill(~mask[rows][:, cols], MASKED), 1)
+            ((lp * weights).sum() - (lp.exp() * lp).sum()).backward()
+            grads.append([p.grad for name, p in model.named_parameters() if not name.startswith(("critic", "value"))])
+        assert len(grads[0]) == 2 * len(hidden) + 2
+        for a, b in zip(*grads):
+            assert a.shape == b.shape and th.equal(a, b)

@@ -49,14 +49,17 @@ per decision when the second core is free.  ``pipeline: false`` is strictly on-p
 
 The update itself uses the second core whenever no sampler process is playing
 (``batched.parallel_update``): actor and critic are separate networks, so the critic's forward
-and backward passes run in a helper thread beside the actor's (torch releases the GIL in its
-operations).  Every operation still runs on one thread, as in a one-thread update, so weights and
-metrics are the same bit for bit whichever thread ran what; only the wall time changes.  Torch's
+and backward passes run in a helper thread beside the actor's, and so do the actor's weight
+gradients, each computed from its layer's output gradient as the backward pass goes down the
+layers (:meth:`ActorCritic.logits_by_layer`; torch releases the GIL in its operations).  Every
+operation is one autograd would run, on one thread, so weights and metrics are the same bit for
+bit whichever thread ran what (tests/test_batched_ppo.py); only the wall time changes.  Torch's
 own intra-op threads (``torch_threads``) would change the sums' rounding and are left at one.
 """
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -112,6 +115,37 @@ class ActorCritic(nn.Module):
     def forward_value(self, critic_obs: th.Tensor) -> th.Tensor:
         return self.value_head(self.critic(critic_obs * self.critic_scale)).squeeze(-1)
 
+    def logits_by_layer(self, obs: th.Tensor, columns: th.Tensor) -> Tuple[th.Tensor, List[Tuple[Any, ...]]]:
+        """``forward_logits(obs, columns)`` (the same values) with the actor's weights left out of
+        the autograd graph, and its linear layers as ``(output, input, layer, columns)``: a backward
+        pass through the logits then gives each layer's output gradient, from which
+        :func:`linear_weight_gradients` computes the weights' (so another thread can)."""
+        h = obs * self.actor_scale
+        layers: List[Tuple[Any, ...]] = []
+        for m in self.actor:
+            if not isinstance(m, nn.Linear):
+                h = m(h)
+                continue
+            z = nn.functional.linear(h, m.weight.detach(), m.bias.detach())
+            layers.append((z.requires_grad_() if not z.requires_grad else z, h, m, None))
+            h = z
+        w, b = self.logits.weight.detach(), self.logits.bias.detach()
+        z = nn.functional.linear(h, w[columns], b[columns])
+        layers.append((z.requires_grad_() if not z.requires_grad else z, h, self.logits, columns))
+        return z, layers
+
+
+def linear_weight_gradients(grad: th.Tensor, inputs: th.Tensor, layer: nn.Linear, columns: Optional[th.Tensor]) -> None:
+    """Set ``layer``'s weight and bias gradients from the gradient ``grad`` of its output on ``inputs``
+    (only the rows ``columns`` of the layer when given) with the operations autograd uses for
+    ``linear`` (``addmm``'s backward, then ``index``'s): the same values, bit for bit
+    (tests/test_batched_ppo.py)."""
+    weight, bias = grad.t().mm(inputs), grad.sum(0)
+    if columns is not None:
+        weight = th.zeros_like(layer.weight).index_put_((columns,), weight, accumulate=True)
+        bias = th.zeros_like(layer.bias).index_put_((columns,), bias, accumulate=True)
+    layer.weight.grad, layer.bias.grad = weight, bias
+
 
 def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     """The actor as NumPy arrays, in the format of :func:`agents.sb3_model.extract_weights`
@@ -120,6 +154,12 @@ def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     layers = [(arr(m.weight), arr(m.bias)) for m in model.actor if isinstance(m, nn.Linear)]
     return {"scale": arr(model.actor_scale), "visible": model.obs_size, "layers": layers,
             "activation": model.activation, "out": (arr(model.logits.weight), arr(model.logits.bias))}
+
+
+def _submit(helper: ThreadPoolExecutor, jobs: List[Future], fn: Callable[..., Any], grad: th.Tensor,
+            **kwargs: Any) -> None:
+    """A backward hook: ``fn(grad, **kwargs)`` in the helper thread (its future kept in ``jobs``)."""
+    jobs.append(helper.submit(fn, grad, **kwargs))
 
 
 # =========================================================================== 4. GAE
@@ -210,12 +250,10 @@ class BatchedPPO(TorchLearner):
         with ThreadPoolExecutor(1, thread_name_prefix="critic") as helper:
             return self.ppo_update(batch, helper)
 
-    def beside(self, helper: Optional[ThreadPoolExecutor], fn: Callable[..., Any], *args: Any) -> Optional[Future]:
-        """Start ``fn(*args)`` in the helper thread when the second core is free, else None (the
-        caller then runs it itself, after its own part: the results are the same either way)."""
-        if helper is None or self.sampler_busy():
-            return None
-        return helper.submit(fn, *args)
+    def beside(self, helper: Optional[ThreadPoolExecutor]) -> Optional[ThreadPoolExecutor]:
+        """``helper`` when the second core is free (no sampler process playing), else None: the
+        caller then runs the helper's parts itself (the results are the same either way)."""
+        return None if helper is None or self.sampler_busy() else helper
 
     def ppo_update(self, batch: Dict[str, Any], helper: Optional[ThreadPoolExecutor]) -> Dict[str, float]:
         """:meth:`update`; ``helper``: the thread for the critic's parts, or None (all in this one)."""
@@ -232,7 +270,8 @@ class BatchedPPO(TorchLearner):
             return values, gae(values, batch["rew"], batch["done"], batch["next"], batch["open"], p.gamma,
                                p.gae_lambda)
 
-        critic_job = self.beside(helper, values_and_advantages)
+        side = self.beside(helper)
+        critic_job = side.submit(values_and_advantages) if side is not None else None
         act = th.from_numpy(batch["act"])
         old_logp, weight = self.reference_policy(obs, mask, act, th.from_numpy(batch["logp"]))
         values, adv = critic_job.result() if critic_job is not None else values_and_advantages()
@@ -256,13 +295,25 @@ class BatchedPPO(TorchLearner):
                 mb_np = order[s:s + int(p.batch_size)]
                 mb = th.from_numpy(mb_np)
                 self.optimizer.zero_grad(set_to_none=True)
-                critic_job = self.beside(helper, critic_step, mb)
+                side = self.beside(helper)
+                critic_job = side.submit(critic_step, mb) if side is not None else None
                 # only the actions legal in some row of the minibatch (about a quarter of the 705):
                 # the others are masked in every row, so their probabilities and gradients are zero
                 mb_mask = mask[mb]
                 cols = th.from_numpy(np.flatnonzero(mask_np[mb_np].any(0)))
                 local[cols] = th.arange(len(cols))
-                logits = model.forward_logits(obs[mb], cols).masked_fill(~mb_mask[:, cols], MASKED)
+                # the actor's weight gradients: from each layer's output gradient as the backward
+                # pass reaches it, in the helper thread while this one goes on down the layers
+                logits, layers = model.logits_by_layer(obs[mb], cols)
+                weight_jobs: List[Future] = []
+                for z, inputs, layer, layer_cols in layers:
+                    if side is None or z.is_leaf:        # the first layer's: here, as the pass ends
+                        z.register_hook(partial(linear_weight_gradients, inputs=inputs, layer=layer,
+                                                columns=layer_cols))
+                    else:
+                        z.register_hook(partial(_submit, side, weight_jobs, linear_weight_gradients, inputs=inputs,
+                                                layer=layer, columns=layer_cols))
+                logits = logits.masked_fill(~mb_mask[:, cols], MASKED)
                 logp_all = th.log_softmax(logits, dim=1)
                 logp = logp_all.gather(1, local[act[mb]][:, None]).squeeze(1)
                 # softmax, not logp_all.exp(): torch's exp is ~20x slower on the -1e8 - lse entries
@@ -287,6 +338,8 @@ class BatchedPPO(TorchLearner):
                 # gradients of the whole loss pg + ent_coef * ent + vf_coef * vf
                 (pg_loss + p.ent_coef * ent_loss).backward()
                 vf_loss = critic_job.result() if critic_job is not None else critic_step(mb)
+                for job in weight_jobs:
+                    job.result()
                 loss = pg_loss + p.ent_coef * ent_loss + p.vf_coef * vf_loss
                 nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
                 self.optimizer.step()
