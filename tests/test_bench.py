@@ -409,6 +409,25 @@ def test_training_margin_rates_and_ratio_on_hand_computed_timings(monkeypatch):
     assert training.train_targets([rows["batched"]])[0]["met"] is False
 
 
+def test_compiled_rows_are_held_to_their_reference_twin_and_to_the_baseline():
+    from experiments.bench import training
+    rows = [{"label": "x-reference", "decisions_per_s": 8000.0}, {"label": "x-compiled", "decisions_per_s": 10000.0},
+            {"label": "before", "decisions_per_s": 6000.0}]
+    twin, = training.train_targets(rows)
+    assert twin["value"] == "1.25x" and twin["met"] is False and "x-compiled >= 1.5x x-reference" in twin["target"]
+    twin, base = training.train_targets(rows, "before")
+    assert base["value"] == "1.67x" and base["met"] is True and "the baseline before" in base["target"]
+
+
+def test_a_baseline_that_is_no_variant_is_one_config_error():
+    from experiments.bench.config import BenchConfigError, validate_train
+    t = {"config": "configs/train/quickstart.yaml", "backends": [], "variants": {"a": ["seed=1"]}, "short": 1,
+         "long": 2, "repeats": 1, "set": [], "baseline": "b"}
+    with pytest.raises(BenchConfigError, match="train.baseline: 'b' is not one of train.variants"):
+        validate_train(t)
+    validate_train(dict(t, baseline="a"))
+
+
 def test_readme_training_ratio_is_the_recorded_margin_ratio():
     """README's training table: each row's ratio is its margin rate over sb3's (rounded as printed)."""
     import re

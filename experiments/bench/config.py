@@ -132,7 +132,7 @@ DEFAULTS: Dict[str, Any] = {
     "eval": {"pairs": [["champion", "strategic"], ["champion", "champion"]]},
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
     "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched", "dmc"],
-              "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": []},
+              "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": [], "baseline": None},
     "memory": {"instances": 100},
     "clone": {"states": 200, "repeats": 50},
     "out": "runs/bench",
@@ -174,3 +174,6 @@ def validate_train(t: Dict[str, Any]) -> None:
         raise BenchConfigError("train.variants must map a label to a list of KEY=VALUE overrides")
     if not isinstance(t["set"], list):
         raise BenchConfigError("train.set must be a list of KEY=VALUE overrides")
+    if t["baseline"] is not None and t["baseline"] not in t["variants"]:
+        raise BenchConfigError(f"train.baseline: {t['baseline']!r} is not one of train.variants "
+                               f"({', '.join(t['variants']) or 'none'})")
