@@ -96,6 +96,23 @@ def test_core_profile_script_times_every_kernel(capsys):
     assert e.value.code == 2 and "--perf-map" in capsys.readouterr().err
 
 
+def test_update_profile_times_both_ways_and_finds_them_identical(capsys):
+    from experiments.bench.profile_update import main
+    small = ["--set", "network.pi=[16]", "--set", "network.vf=[16]", "--set", "ppo.n_steps=16", "--set",
+             "batched.games=8", "--set", "ppo.batch_size=32", "--rollouts", "1", "--repeats", "2"]
+    assert main(small) == 0
+    out = capsys.readouterr().out
+    assert "pipelined (with the proximal policy pass)" in out and "weights and Adam state identical" in out
+    times = [float(ln.split()[2]) for ln in out.splitlines() if "s per update" in ln]
+    assert len(times) == 2 and all(t > 0 for t in times)
+    assert main(small + ["--set", "ppo.n_epochs=zero"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("profile_update: ") and "n_epochs" in err[0]
+    with pytest.raises(SystemExit) as e:
+        main(["--repeats", "0"])
+    assert e.value.code == 2 and "--repeats" in capsys.readouterr().err
+
+
 def test_profile_script_runs(capsys):
     from experiments.bench.profile_aec import main
     assert main(["--games", "1", "--warmup", "0"]) == 0
