@@ -105,6 +105,8 @@ def test_update_profile_times_both_ways_and_finds_them_identical(capsys):
     assert "pipelined (with the proximal policy pass)" in out and "weights and Adam state identical" in out
     times = [float(ln.split()[2]) for ln in out.splitlines() if "s per update" in ln]
     assert len(times) == 2 and all(t > 0 for t in times)
+    assert main(small + ["--repeats", "1", "--torch-profile", "5"]) == 0
+    assert "aten::" in capsys.readouterr().out
     assert main(small + ["--set", "ppo.n_epochs=zero"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("profile_update: ") and "n_epochs" in err[0]

@@ -12,6 +12,8 @@ network, Adam state and minibatch order: ``one thread`` (``parallel_update: fals
 backward pass).  Wall-clock seconds per update, median and minimum, and whether the two ways
 left the same weights and Adam state, bit for bit.  With no sampler process, the helper thread
 has the second core all the time (in training it waits while a sampler process plays).
+``--torch-profile N`` then prints ``torch.profiler``'s table of one one-thread update (self CPU
+time by operation, the N costliest).
 """
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--repeats", type=_positive, default=7, help="timed updates each way")
     ap.add_argument("--seed", type=seed_arg, default=0)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override (repeatable)")
+    ap.add_argument("--torch-profile", type=_positive, default=None, metavar="N",
+                    help="then torch.profiler's table of one one-thread update: its N costliest operations")
     args = ap.parse_args(argv)
     from experiments.training.batched_ppo import BatchedPPO
     from experiments.training.config import load_train_config
@@ -102,6 +106,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"  {name:14s} {np.median(ts):.4f} s per update (min {min(ts):.4f}, {len(ts)} runs)")
     print(f"  speed-up with the helper thread: {np.median(times[False]) / np.median(times[True]):.2f}x; "
           f"weights and Adam state {'identical' if same else 'DIFFERENT'}")
+    if args.torch_profile:
+        from torch.profiler import ProfilerActivity, profile
+        learner.model.load_state_dict(model)
+        learner.optimizer.load_state_dict(copy.deepcopy(adam))
+        learner.rng = copy.deepcopy(rng)
+        learner.parallel = False
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            learner.update(batch)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.torch_profile))
     return 0 if same else 1
 
 
