@@ -313,11 +313,17 @@ def test_minibatch_columns_give_the_same_policy_and_gradients():
 
 
 # ------------------------------------------------------------------------------ the critic beside the actor
-@pytest.mark.parametrize("batched", [{"samplers": 0, "pipeline": False}, {"samplers": 1, "pipeline": True}])
-def test_the_critic_in_a_second_thread_changes_no_bit(tmp_path, batched):
+@pytest.mark.parametrize("batched,over", [
+    ({"samplers": 0, "pipeline": False}, {}),
+    ({"samplers": 1, "pipeline": True}, {}),
+    ({"samplers": 0, "pipeline": False}, {"ppo": {"n_epochs": 3, "target_kl": 0.002}}),
+    ({"samplers": 0, "pipeline": False}, {"network": {"centralised_critic": True}}),
+])
+def test_the_critic_in_a_second_thread_changes_no_bit(tmp_path, batched, over):
     """``parallel_update`` runs the critic's passes in a helper thread: weights, optimiser state and
-    metrics are those of the one-thread update, bit for bit."""
-    runs = [Path(train(tiny_config(tmp_path / str(on), batched={**batched, "parallel_update": on}),
+    metrics are those of the one-thread update, bit for bit (also with the target_kl early stop
+    and the centralised critic)."""
+    runs = [Path(train(tiny_config(tmp_path / str(on), batched={**batched, "parallel_update": on}, **over),
                        quiet=True)["run"]) for on in (False, True)]
     a0, a1 = _arrays(runs[0] / "final" / "learner.npz"), _arrays(runs[1] / "final" / "learner.npz")
     assert a0.keys() == a1.keys()
@@ -337,18 +343,21 @@ def test_the_update_hands_the_critic_to_the_helper_unless_a_sampler_plays():
                                    "ppo.n_epochs=2"])
     batch = Sampler("pagat", games=8, seed=3, opponents={"random": 1.0}).rollout(300, tiny_actor(0))
     results = []
-    for busy in (False, True):
+    for busy in ([False], [True], [False, True]):        # free, playing, free every other minibatch
         learner = BatchedPPO(cfg)
         learner.setup(Trainer(), None)
-        learner.sampler_busy = lambda: busy
-        jobs = []
+        calls = []
+        learner.sampler_busy = lambda b=busy: b[len(calls) % len(b)]
         beside = learner.beside
-        learner.beside = lambda *a: jobs.append(beside(*a)) or jobs[-1]
+        learner.beside = lambda *a: calls.append(beside(*a)) or calls[-1]
         stats = learner.update(batch)
-        assert len(jobs) > 5 and all((job is None) == busy for job in jobs)
+        assert len(calls) > 5 and [c is None for c in calls] == [busy[k % len(busy)] for k in range(len(calls))]
+        grads = [p.grad for p in learner.model.parameters()]
+        assert all(g is not None and not g.requires_grad and g.grad_fn is None for g in grads)
         results.append((stats, [p.detach().clone() for p in learner.model.parameters()]))
-    assert results[0][0] == results[1][0]
-    assert all(th.equal(x, y) for x, y in zip(results[0][1], results[1][1]))
+    for other in results[1:]:
+        assert other[0] == results[0][0]
+        assert all(th.equal(x, y) for x, y in zip(results[0][1], other[1]))
 
 
 def test_a_sampler_group_is_busy_only_while_its_rollout_is_played():
@@ -362,8 +371,8 @@ def test_a_sampler_group_is_busy_only_while_its_rollout_is_played():
         assert not group.busy()
         os.kill(group.procs[0].pid, signal.SIGSTOP)       # the sampler cannot finish until it is let go
         try:
-            group.request(50, tiny_actor(0), None)
-            group._in_flight = True
+            group.request(50, tiny_actor(0), None)     # (a few tens of kB: the pipe's buffer holds it)
+            group._in_flight = True                    # as next_rollout leaves it, pipelined
             assert group.busy()
         finally:
             os.kill(group.procs[0].pid, signal.SIGCONT)
@@ -397,7 +406,7 @@ def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activ
             if by_layer:
                 z, layers = model.logits_by_layer(obs[rows], cols)
                 for out_z, inputs, layer, layer_cols in layers:
-                    out_z.register_hook(lambda g, i=inputs, l=layer, c=layer_cols: linear_weight_gradients(g, i, l, c))
+                    out_z.register_hook(lambda g, i=inputs, m=layer, c=layer_cols: linear_weight_gradients(g, i, m, c))
             else:
                 z = model.forward_logits(obs[rows], cols)
             lp = th.log_softmax(z.masked_fill(~mask[rows][:, cols], MASKED), 1)
@@ -406,3 +415,22 @@ def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activ
         assert len(grads[0]) == 2 * len(hidden) + 2
         for a, b in zip(*grads):
             assert a.shape == b.shape and th.equal(a, b)
+
+
+def test_with_a_core_for_each_the_helper_never_waits_for_the_samplers(monkeypatch):
+    from experiments.training import batched_ppo
+    from experiments.training.config import load_train_config
+
+    class Samplers:
+        def busy(self):
+            return True
+
+    class Trainer:
+        seed, resume, samplers = 0, None, Samplers()
+
+    cfg = load_train_config(None, ["backend=batched", "network.pi=[16]", "network.vf=[16]", "batched.samplers=2"])
+    for cores, waits in ((3, True), (4, False)):            # 2 sampler processes + the update + its helper
+        monkeypatch.setattr(batched_ppo, "usable_cores", lambda c=cores: c)
+        learner = batched_ppo.BatchedPPO(cfg)
+        learner.setup(Trainer(), None)
+        assert learner.sampler_busy() is waits

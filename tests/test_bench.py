@@ -444,6 +444,8 @@ def test_a_baseline_that_is_no_variant_is_one_config_error():
          "long": 2, "repeats": 1, "set": [], "baseline": "b"}
     with pytest.raises(BenchConfigError, match="train.baseline: 'b' is not one of train.variants"):
         validate_train(t)
+    with pytest.raises(BenchConfigError, match=r"train.baseline: \['a'\] is not one of"):
+        validate_train(dict(t, baseline=["a"]))
     validate_train(dict(t, baseline="a"))
 
 

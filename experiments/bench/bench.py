@@ -512,7 +512,8 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
     clone = [measure_clone(p, int(cfg["clone"]["states"]), int(cfg["clone"]["repeats"]), cfg["seed"], cfg["clock"])
              for p in presets + growth]
     return {"meta": _meta(cfg), "config": cfg, "rows": rows, "memory": memory, "clone": clone,
-            "targets": _targets(rows, memory, clone) + train_targets(train_rows, cfg["train"].get("baseline")), "growth": _growth(rows),
+            "targets": _targets(rows, memory, clone) + train_targets(train_rows, cfg["train"].get("baseline")),
+            "growth": _growth(rows),
             "train": train_rows}
 
 

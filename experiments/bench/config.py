@@ -174,6 +174,6 @@ def validate_train(t: Dict[str, Any]) -> None:
         raise BenchConfigError("train.variants must map a label to a list of KEY=VALUE overrides")
     if not isinstance(t["set"], list):
         raise BenchConfigError("train.set must be a list of KEY=VALUE overrides")
-    if t["baseline"] is not None and t["baseline"] not in t["variants"]:
+    if t["baseline"] is not None and (not isinstance(t["baseline"], str) or t["baseline"] not in t["variants"]):
         raise BenchConfigError(f"train.baseline: {t['baseline']!r} is not one of train.variants "
                                f"({', '.join(t['variants']) or 'none'})")

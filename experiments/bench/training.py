@@ -167,7 +167,8 @@ def train_targets(train_rows, baseline: Optional[str] = None) -> List[Dict[str, 
         if label.endswith("compiled") and baseline in rate and rate[label] and rate[baseline]:
             ratio = rate[label] / rate[baseline]
             out.append({"target": f"training {label} >= {CORE_TRAIN_TARGET}x the baseline {baseline} (learner "
-                                  "decisions/s at the margin)", "value": f"{ratio:.2f}x", "met": ratio >= CORE_TRAIN_TARGET})
+                                  "decisions/s at the margin)", "value": f"{ratio:.2f}x",
+                        "met": ratio >= CORE_TRAIN_TARGET})
     return out
 
 

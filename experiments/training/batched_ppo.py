@@ -47,17 +47,19 @@ rollout and updating on it cost about the same CPU, so overlapping them can halv
 per decision when the second core is free.  ``pipeline: false`` is strictly on-policy:
 ``samplers`` processes (0: the learner process itself) play, then the learner updates.
 
-The update itself uses the second core whenever no sampler process is playing
+The update itself uses the second core whenever no sampler process is playing, or always when
+the machine has a core for each sampler process, the update and a helper thread
 (``batched.parallel_update``): actor and critic are separate networks, so the critic's forward
 and backward passes run in a helper thread beside the actor's, and so do the actor's weight
-gradients, each computed from its layer's output gradient as the backward pass goes down the
-layers (:meth:`ActorCritic.logits_by_layer`; torch releases the GIL in its operations).  Every
+gradients but the first layer's, each computed from its layer's output gradient as the backward
+pass goes down the layers (:meth:`ActorCritic.logits_by_layer`; torch releases the GIL in its operations).  Every
 operation is one autograd would run, on one thread, so weights and metrics are the same bit for
 bit whichever thread ran what (tests/test_batched_ppo.py); only the wall time changes.  Torch's
 own intra-op threads (``torch_threads``) would change the sums' rounding and are left at one.
 """
 from __future__ import annotations
 
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -139,11 +141,12 @@ def linear_weight_gradients(grad: th.Tensor, inputs: th.Tensor, layer: nn.Linear
     """Set ``layer``'s weight and bias gradients from the gradient ``grad`` of its output on ``inputs``
     (only the rows ``columns`` of the layer when given) with the operations autograd uses for
     ``linear`` (``addmm``'s backward, then ``index``'s): the same values, bit for bit
-    (tests/test_batched_ppo.py)."""
-    weight, bias = grad.t().mm(inputs), grad.sum(0)
-    if columns is not None:
-        weight = th.zeros_like(layer.weight).index_put_((columns,), weight, accumulate=True)
-        bias = th.zeros_like(layer.bias).index_put_((columns,), bias, accumulate=True)
+    (tests/test_batched_ppo.py).  No graph is recorded (grad mode is per thread, and on in a helper)."""
+    with th.no_grad():
+        weight, bias = grad.t().mm(inputs), grad.sum(0)
+        if columns is not None:
+            weight = th.zeros_like(layer.weight).index_put_((columns,), weight, accumulate=True)
+            bias = th.zeros_like(layer.bias).index_put_((columns,), bias, accumulate=True)
     layer.weight.grad, layer.bias.grad = weight, bias
 
 
@@ -154,6 +157,14 @@ def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     layers = [(arr(m.weight), arr(m.bias)) for m in model.actor if isinstance(m, nn.Linear)]
     return {"scale": arr(model.actor_scale), "visible": model.obs_size, "layers": layers,
             "activation": model.activation, "out": (arr(model.logits.weight), arr(model.logits.bias))}
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _submit(helper: ThreadPoolExecutor, jobs: List[Future], fn: Callable[..., Any], grad: th.Tensor,
@@ -213,7 +224,9 @@ class BatchedPPO(TorchLearner):
         def sampler_busy() -> bool:                 # the trainer builds its samplers after this setup
             samplers = getattr(trainer, "samplers", None)
             return samplers is not None and samplers.busy()
-        self.sampler_busy = sampler_busy
+        # a core for each sampler process, the update and its helper: the helper never has to wait
+        if usable_cores() < int(cfg.batched.samplers) + 2:
+            self.sampler_busy = sampler_busy
 
     def sampler_options(self) -> Dict[str, Any]:
         return dict(shaping_books=self.cfg.shaping.books, shaping_points=self.cfg.shaping.points,

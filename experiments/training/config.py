@@ -88,9 +88,9 @@ class BatchedConfig:
     pure-Python engine) or auto (compiled when Numba is installed). Both give the same games, rewards
     and samples for the same seed; heuristic opponents see their SeatView on either."""
     parallel_update: bool = True
-    """backend: batched: the PPO update runs the critic's forward and backward passes in a second
-    thread beside the actor's, on the second core while no sampler process is playing; the same
-    weights and metrics, bit for bit, as in one thread (ignored by dmc, which has no critic)."""
+    """backend: batched: the PPO update runs the critic's forward and backward passes and the actor's
+    weight gradients in a second thread beside the actor's passes, on a core no sampler process is
+    playing on; the same weights and metrics, bit for bit, as in one thread (ignored by dmc)."""
 
 
 @dataclass
