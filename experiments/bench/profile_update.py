@@ -21,6 +21,7 @@ import argparse
 import copy
 import sys
 import time
+from types import SimpleNamespace
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -70,11 +71,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     th.set_num_threads(1)
 
-    class Trainer:                       # what BatchedPPO.setup reads; no sampler process
-        seed, resume, samplers = int(args.seed), None, None
-
-    learner = BatchedPPO(cfg)
-    learner.setup(Trainer(), None)
+    learner = BatchedPPO(cfg)           # what its setup reads of a trainer; no sampler process
+    learner.setup(SimpleNamespace(seed=int(args.seed), resume=None, samplers=None), None)
     group = SamplerGroup.for_config(cfg, int(args.seed), **learner.sampler_options())
     for _ in range(args.rollouts):
         batch = group.next_rollout(learner.rollout_size, learner.actor(), [learner.actor()], False)
