@@ -388,9 +388,11 @@ def test_a_sampler_group_is_busy_only_while_its_rollout_is_played():
 @pytest.mark.parametrize("hidden,activation", [([16, 16], "tanh"), ([8], "relu"), ([], "tanh")])
 def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activation):
     """The update computes the actor's weight gradients itself from each layer's output gradient
-    (:meth:`ActorCritic.logits_by_layer`, :func:`linear_weight_gradients`): the same tensors as
-    autograd through :meth:`ActorCritic.forward_logits`, for minibatches of any size."""
-    from experiments.training.batched_ppo import MASKED, linear_weight_gradients
+    (:meth:`ActorCritic.logits_by_layer`, :func:`hook_weight_gradients`), in the backward pass or in
+    a helper thread: the same tensors as autograd through :meth:`ActorCritic.forward_logits`, for
+    minibatches of any size, and no autograd history on them."""
+    from concurrent.futures import ThreadPoolExecutor
+    from experiments.training.batched_ppo import MASKED, hook_weight_gradients
     out = Sampler("pagat", games=8, seed=5, opponents={"random": 1.0}).rollout(300, tiny_actor(1))
     obs, mask = th.from_numpy(out["obs"]), th.from_numpy(out["mask"])
     th.manual_seed(2)
@@ -401,20 +403,25 @@ def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activ
         cols = th.from_numpy(np.flatnonzero(out["mask"][rows.numpy()].any(0)))
         weights = th.randn(n, len(cols))
         grads = []
-        for by_layer in (False, True):
+        for way in ("autograd", "in the pass", "helper"):
             model.zero_grad(set_to_none=True)
-            if by_layer:
-                z, layers = model.logits_by_layer(obs[rows], cols)
-                for out_z, inputs, layer, layer_cols in layers:
-                    out_z.register_hook(lambda g, i=inputs, m=layer, c=layer_cols: linear_weight_gradients(g, i, m, c))
-            else:
-                z = model.forward_logits(obs[rows], cols)
-            lp = th.log_softmax(z.masked_fill(~mask[rows][:, cols], MASKED), 1)
-            ((lp * weights).sum() - (lp.exp() * lp).sum()).backward()
+            with ThreadPoolExecutor(1) as helper:
+                jobs = []
+                if way == "autograd":
+                    z = model.forward_logits(obs[rows], cols)
+                else:
+                    z, layers = model.logits_by_layer(obs[rows], cols)
+                    jobs = hook_weight_gradients(layers, helper if way == "helper" else None)
+                lp = th.log_softmax(z.masked_fill(~mask[rows][:, cols], MASKED), 1)
+                ((lp * weights).sum() - (lp.exp() * lp).sum()).backward()
+                for job in jobs:
+                    job.result()
+            assert len(jobs) == (len(hidden) if way == "helper" else 0)
             grads.append([p.grad for name, p in model.named_parameters() if not name.startswith(("critic", "value"))])
         assert len(grads[0]) == 2 * len(hidden) + 2
-        for a, b in zip(*grads):
-            assert a.shape == b.shape and th.equal(a, b)
+        for other in grads[1:]:
+            for a, b in zip(grads[0], other):
+                assert a.shape == b.shape and th.equal(a, b) and b.grad_fn is None
 
 
 def test_with_a_core_for_each_the_helper_never_waits_for_the_samplers(monkeypatch):

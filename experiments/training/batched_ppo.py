@@ -167,10 +167,19 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _submit(helper: ThreadPoolExecutor, jobs: List[Future], fn: Callable[..., Any], grad: th.Tensor,
-            **kwargs: Any) -> None:
-    """A backward hook: ``fn(grad, **kwargs)`` in the helper thread (its future kept in ``jobs``)."""
-    jobs.append(helper.submit(fn, grad, **kwargs))
+def hook_weight_gradients(layers: List[Tuple[Any, ...]], helper: Optional[ThreadPoolExecutor]) -> List[Future]:
+    """Backward hooks on the outputs of :meth:`ActorCritic.logits_by_layer`'s ``layers`` that set each
+    layer's weight gradients (:func:`linear_weight_gradients`) as the pass reaches it: in ``helper``
+    (their futures, filled in as the hooks run, are returned) or, without one, in the backward pass
+    itself.  The first layer's (a leaf output: the pass ends there) always runs in the pass."""
+    jobs: List[Future] = []
+    for z, inputs, layer, columns in layers:
+        grads = partial(linear_weight_gradients, inputs=inputs, layer=layer, columns=columns)
+        if helper is None or z.is_leaf:
+            z.register_hook(grads)
+        else:
+            z.register_hook(lambda g, grads=grads: jobs.append(helper.submit(grads, g)))
+    return jobs
 
 
 # =========================================================================== 4. GAE
@@ -318,14 +327,7 @@ class BatchedPPO(TorchLearner):
                 # the actor's weight gradients: from each layer's output gradient as the backward
                 # pass reaches it, in the helper thread while this one goes on down the layers
                 logits, layers = model.logits_by_layer(obs[mb], cols)
-                weight_jobs: List[Future] = []
-                for z, inputs, layer, layer_cols in layers:
-                    if side is None or z.is_leaf:        # the first layer's: here, as the pass ends
-                        z.register_hook(partial(linear_weight_gradients, inputs=inputs, layer=layer,
-                                                columns=layer_cols))
-                    else:
-                        z.register_hook(partial(_submit, side, weight_jobs, linear_weight_gradients, inputs=inputs,
-                                                layer=layer, columns=layer_cols))
+                weight_jobs = hook_weight_gradients(layers, side)
                 logits = logits.masked_fill(~mb_mask[:, cols], MASKED)
                 logp_all = th.log_softmax(logits, dim=1)
                 logp = logp_all.gather(1, local[act[mb]][:, None]).squeeze(1)
