@@ -361,7 +361,7 @@ def test_the_update_hands_the_critic_to_the_helper_unless_a_sampler_plays():
 
 
 def test_a_sampler_group_is_busy_only_while_its_rollout_is_played():
-    from experiments.training.sampler import SamplerGroup
+    from experiments.training.sampler_group import SamplerGroup
     local = SamplerGroup(0, 4, seed=1, rules="pagat", opponents={"random": 1.0})
     local.request(50, tiny_actor(0), None)
     assert not local.busy()
@@ -369,17 +369,15 @@ def test_a_sampler_group_is_busy_only_while_its_rollout_is_played():
     group = SamplerGroup(1, 4, seed=1, rules="pagat", opponents={"random": 1.0})
     try:
         assert not group.busy()
-        os.kill(group.procs[0].pid, signal.SIGSTOP)       # the sampler cannot finish until it is let go
+        os.kill(group.transport.procs[0].pid, signal.SIGSTOP)       # the sampler cannot finish until it is let go
         try:
             group.request(50, tiny_actor(0), None)     # (a few tens of kB: the pipe's buffer holds it)
-            group._in_flight = True                    # as next_rollout leaves it, pipelined
             assert group.busy()
         finally:
-            os.kill(group.procs[0].pid, signal.SIGCONT)
-        assert group.conns[0].poll(60)
+            os.kill(group.transport.procs[0].pid, signal.SIGCONT)
+        assert group.transport.conns[0].poll(60)
         assert not group.busy()
         group.result()
-        group._in_flight = False
         assert not group.busy()
     finally:
         group.close()

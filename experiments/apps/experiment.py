@@ -317,6 +317,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="parent folder of run folders")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--help-config", action="store_true", help="list every config field")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="train with the samplers on Ray, as handfoot train --ray (docs/scaling_out.md)")
     return p
 
 
@@ -333,6 +335,9 @@ def experiment_main(argv: Optional[List[str]] = None) -> int:
     cfg = load_experiment_config(args.config, args.overrides)
     if args.run_dir:
         cfg.train.run_dir = args.run_dir
+    if args.ray is not None:
+        from experiments.training.cli import use_ray
+        use_ray(cfg.train, args.ray)
     summary = run_experiment(cfg, quiet=args.quiet, argv=["handfoot", "experiment"] + argv)
     print_summary(Path(summary["run"]), summary["results"], summary["timings"])
     return 0

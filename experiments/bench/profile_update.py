@@ -59,7 +59,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     from experiments.training.batched_ppo import BatchedPPO
     from experiments.training.config import load_train_config
-    from experiments.training.sampler import SamplerGroup
+    from experiments.training.sampler_group import SamplerGroup
     from handfoot_env.compiled import resolve_core
 
     try:

@@ -16,6 +16,7 @@ from experiments.evaluation.report import fmt_ci_pct
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
+from experiments.training.learner import backend
 from experiments.training.trainer import train
 from experiments.config import CommandParser
 from experiments.config import command
@@ -33,9 +34,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar or messages")
     p.add_argument("--help-config", action="store_true",
                    help="list every config field with its type, default and meaning")
-    p.add_argument("--ray-address", metavar="ADDRESS",
-                   help="backend: rllib: join this Ray cluster (same as RAY_ADDRESS=ADDRESS; default: a local Ray)")
+    p.add_argument("--ray", "--ray-address", dest="ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run on Ray: the samplers of backend batched and dmc as Ray actors, backend rllib's env "
+                        "runners; on the cluster at ADDRESS, else RAY_ADDRESS, else a private local Ray "
+                        "(docs/scaling_out.md; --ray-address is its old name)")
     return p
+
+
+def use_ray(cfg: TrainConfig, address: str) -> None:
+    """``--ray [ADDRESS]``: the run's samplers on Ray (``batched.ray``: ADDRESS, else ``RAY_ADDRESS``, else
+    ``local``); for backend rllib, the cluster RLlib joins (as ``RAY_ADDRESS``)."""
+    address = address or os.environ.get("RAY_ADDRESS", "") or "local"
+    if cfg.backend == "rllib":
+        if address != "local":
+            os.environ["RAY_ADDRESS"] = address
+        return
+    if backend(cfg.backend).family != "rollout":
+        raise ConfigError(f"--ray: backend {cfg.backend} does not run on Ray (batched, dmc and rllib do)")
+    cfg.batched.ray = address
 
 
 @command("train")
@@ -59,8 +75,8 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         cfg.run_dir = args.run_dir
     if args.run_name:
         cfg.run_name = args.run_name
-    if args.ray_address:
-        os.environ["RAY_ADDRESS"] = args.ray_address
+    if args.ray is not None:
+        use_ray(cfg, args.ray)
     if args.resume:
         resolve_resume(args.resume)
     result = train(cfg, resume=args.resume, quiet=args.quiet, argv=["handfoot", "train"] + argv)

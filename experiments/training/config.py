@@ -79,10 +79,24 @@ class BatchedConfig:
     games: int = 128
     """Games played at once (over all sampler processes); one tick asks each for a move."""
     samplers: int = 1
-    """Sampler processes (0: the games are played in the learner process)."""
+    """Samplers: processes on this machine, or Ray actors with ``ray`` (0: the games are played in the
+    learner process)."""
     pipeline: bool = True
-    """true: the next rollout is played while the learner updates (needs samplers >= 1; the rollout
-    lags the learner by one update); false: play, then update (strictly on-policy)."""
+    """true: the next rollouts are played while the learner updates (needs samplers >= 1; a rollout
+    lags the learner by up to max_lag updates, corrected by the learner); false: play, then update
+    (strictly on-policy)."""
+    max_lag: int = 1
+    """With pipeline: rollouts in flight at once, so a rollout is played by weights at most this many
+    updates old (batched PPO corrects the lag with decoupled PPO's importance weights; DMC's
+    Monte-Carlo targets need none)."""
+    ray: Optional[str] = None
+    """Run the samplers as Ray actors: local (a private local Ray) or a cluster address; null:
+    processes on this machine (handfoot train --ray [ADDRESS] sets it; docs/scaling_out.md)."""
+    cpus_per_sampler: float = 1.0
+    """With ray: CPUs Ray reserves for each sampler actor."""
+    device: str = "auto"
+    """Where the learner's updates run: cpu, cuda, or auto (cuda when torch sees a GPU, else cpu).
+    The samplers' forward passes stay in NumPy/torch on CPU."""
     core: str = "auto"
     """The rules the games are played on: compiled (handfoot_env.compiled, Numba), reference (the
     pure-Python engine) or auto (compiled when Numba is installed). Both give the same games, rewards
@@ -421,10 +435,14 @@ def validate_dmc(cfg: Any) -> None:
         raise ConfigError("shaping: not supported by backend: dmc (Monte-Carlo returns of the env reward)")
 
 
+#: where a learner's updates may run (``batched.device``)
+DEVICES = ("auto", "cpu", "cuda")
+
+
 def validate_batched(cfg: Any) -> BatchedConfig:
     """The ``batched:`` section, checked; :class:`experiments.config.ConfigError` names a bad field."""
     s = cfg.batched
-    for name, lo, hi in (("games", 1, 65_536), ("samplers", 0, 64)):
+    for name, lo, hi in (("games", 1, 65_536), ("samplers", 0, 1_024), ("max_lag", 1, 16)):
         v = getattr(s, name)
         if not lo <= v <= hi:
             raise ConfigError(f"batched.{name}: must be an integer from {lo} to {hi:,}, got {v!r}")
@@ -432,7 +450,13 @@ def validate_batched(cfg: Any) -> BatchedConfig:
         raise ConfigError("batched.pipeline: needs batched.samplers >= 1 (a sampler process to play while "
                           "the learner updates)")
     if s.samplers > s.games:
-        raise ConfigError(f"batched.samplers: {s.samplers} processes for {s.games} games")
+        raise ConfigError(f"batched.samplers: {s.samplers} samplers for {s.games} games")
+    if s.ray is not None and s.samplers < 1:
+        raise ConfigError("batched.ray: needs batched.samplers >= 1 (the Ray actors that play)")
+    if not 0 < s.cpus_per_sampler <= 256:
+        raise ConfigError(f"batched.cpus_per_sampler: must be a number above 0 and at most 256, got "
+                          f"{s.cpus_per_sampler!r}")
+    _check_choice("batched.device", s.device, DEVICES)
     from handfoot_env.compiled import resolve_core
     try:
         resolve_core(s.core)

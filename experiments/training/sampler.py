@@ -6,7 +6,6 @@ described in :mod:`experiments.training.batched_ppo`, the algorithm's page.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -28,8 +27,6 @@ from handfoot_env.observation import (
     state_size,
 )
 from handfoot_env.view import seat_view
-import os
-from experiments.processes import worker_init
 
 
 LEARN, SELF_NET, SNAP, AGENT = 0, 1, 2, 3      # how a seat is played
@@ -173,7 +170,8 @@ class Sampler:
     def __init__(self, rules: Any, games: int, seed: int, opponents: Dict[str, float],
                  reward: str = "round_score_diff", reward_scale: float = 0.001, max_actions: Optional[int] = None,
                  shaping_books: float = 0.0, shaping_points: float = 0.0, centralised_critic: bool = False,
-                 snapshot_sampling: str = "uniform", epsilon: float = 0.0, slot_offset: int = 0):
+                 snapshot_sampling: str = "uniform", epsilon: float = 0.0, slot_offset: int = 0,
+                 episode_base: int = 0):
         self.games = self._make_games(rules, int(games))
         r = self.games[0].rules
         self.rules = r
@@ -199,7 +197,7 @@ class Sampler:
         self.role = [[LEARN] * self.n_seats for _ in range(n)]
         self.player: List[List[Any]] = [[None] * self.n_seats for _ in range(n)]   # policy or agent per seat
         self.kind = [""] * n
-        self.episode = [0] * n                                      # games dealt in each slot so far
+        self.episode = [int(episode_base)] * n                      # games dealt in each slot so far (from a base)
         self.team = [0] * n
         self.rounds_seen = [0] * n
         self.pending = [[0.0] * self.n_seats for _ in range(n)]   # reward since the seat's last decision
@@ -472,139 +470,4 @@ def make_sampler(core: Optional[str] = None, **kwargs: Any) -> Sampler:
     return getattr(importlib.import_module(module), name)(**kwargs)
 
 
-def _sampler_worker(conn, kwargs: Dict[str, Any], parent_pid: int) -> None:
-    worker_init(parent_pid)             # Ctrl-C is the learner's to handle; exit if the learner dies
-    th.set_num_threads(1)               # the sampler's matrices are small: one thread, no spinning
-    sampler = make_sampler(**kwargs)
-    while True:
-        msg = conn.recv()
-        if msg is None:
-            break
-        decisions, learner, snapshots = msg
-        try:
-            conn.send(sampler.rollout(decisions, learner, snapshots))
-        except Exception as e:  # noqa: BLE001 - the learner re-raises it with the worker's message
-            conn.send(RuntimeError(f"sampler process: {type(e).__name__}: {e}"))
-
-
-class SamplerGroup:
-    """``processes`` sampler processes (0: one sampler in this process) sharing ``games`` games;
-    ``request`` starts a rollout, ``result`` waits for it and joins the processes' arrays."""
-
-    def __init__(self, processes: int, games: int, seed: int, **kwargs: Any):
-        self.processes = int(processes)
-        k = max(1, self.processes)
-        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(int(seed)).spawn(k)]
-        sizes = [games // k + (1 if j < games % k else 0) for j in range(k)]
-        self.local: Optional[Sampler] = None
-        self.conns = []
-        self.procs = []
-        self._pending: Optional[Tuple[int, Any, Any]] = None
-        self._in_flight = False
-        if self.processes == 0:
-            self.local = make_sampler(games=games, seed=seeds[0], **kwargs)
-            return
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        for j in range(k):
-            parent, child = ctx.Pipe()
-            part = dict(kwargs, games=sizes[j], seed=seeds[j], slot_offset=sum(sizes[:j]))
-            proc = ctx.Process(target=_sampler_worker, daemon=True, args=(child, part, os.getpid()))
-            proc.start()
-            child.close()
-            self.conns.append(parent)
-            self.procs.append(proc)
-
-    @classmethod
-    def for_config(cls, cfg: Any, seed: int, **options: Any) -> "SamplerGroup":
-        """The samplers of a training config's ``batched:`` section and games (rules, opponents,
-        rewards); ``options``: the learner's own settings (:meth:`RolloutLearner.sampler_options`)."""
-        b = cfg.batched
-        return cls(int(b.samplers), int(b.games), seed, rules=cfg.rules, opponents=dict(cfg.opponents),
-                   reward=cfg.reward, reward_scale=cfg.reward_scale, max_actions=cfg.max_actions,
-                   snapshot_sampling=cfg.snapshots.sampling, core=b.core, **options)
-
-    def request(self, decisions: int, learner: Dict[str, Any], snapshots: Optional[List[Dict[str, Any]]]) -> None:
-        k = max(1, self.processes)
-        shares = [decisions // k + (1 if j < decisions % k else 0) for j in range(k)]
-        if self.local is not None:
-            self._pending = (decisions, learner, snapshots)
-            return
-        for conn, share in zip(self.conns, shares):
-            conn.send((share, learner, snapshots))
-
-    def result(self) -> Dict[str, Any]:
-        if self.local is not None:
-            decisions, learner, snapshots = self._pending
-            self._pending = None
-            return self.local.rollout(decisions, learner, snapshots)
-        parts = []
-        for conn in self.conns:
-            r = conn.recv()
-            if isinstance(r, Exception):
-                raise r
-            parts.append(r)
-        return merge_rollouts(parts)
-
-    def next_rollout(self, decisions: int, weights: Dict[str, Any], snapshots: Optional[List[Dict[str, Any]]],
-                     pipeline: bool, remaining: Optional[int] = None) -> Dict[str, Any]:
-        """The next rollout of ``decisions`` learner decisions to learn from.  ``snapshots``: the
-        pool when it changed, else None.  Synchronous: played now with ``weights``.  Pipelined:
-        the one played since the previous call (the first call plays one first), and the next one
-        starts now with ``weights``, unless this rollout covers the ``remaining`` decisions."""
-        if not pipeline:
-            self.request(decisions, weights, snapshots)
-            return self.result()
-        if not self._in_flight:
-            self.request(decisions, weights, snapshots)
-            snapshots = None                        # the pool travels once
-        batch = self.result()
-        self._in_flight = False
-        if remaining is None or batch["decisions"] < remaining:
-            self.request(decisions, weights, snapshots)
-            self._in_flight = True
-        return batch
-
-    def busy(self) -> bool:
-        """Whether a sampler process is still playing the rollout in flight (pipelined; the learner
-        keeps the second core free for it until its result has arrived)."""
-        return self._in_flight and any(not conn.poll() for conn in self.conns)
-
-    def close(self) -> None:
-        for conn in self.conns:
-            try:
-                conn.send(None)
-            except (OSError, BrokenPipeError):
-                pass
-        for proc in self.procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.terminate()
-        self.conns, self.procs = [], []
-
-
-def merge_rollouts(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """Concatenate rollouts of several samplers (row links shifted to the joined rows)."""
-    if len(parts) == 1:
-        return parts[0]
-    out: Dict[str, Any] = {}
-    offset = 0
-    nexts = []
-    for part in parts:
-        nx = part["next"].copy()
-        nx[nx >= 0] += offset
-        nexts.append(nx)
-        offset += len(part["act"])
-    for key in parts[0]:
-        if key == "next":
-            out[key] = np.concatenate(nexts)
-        elif key in ("decisions", "actions"):
-            out[key] = sum(p[key] for p in parts)
-        elif key == "games":
-            out[key] = [g for p in parts for g in p[key]]
-        else:
-            out[key] = np.concatenate([p[key] for p in parts])
-    return out
-
-
-__all__ = ["Sampler", "make_sampler", "SAMPLERS", "SamplerGroup",
-           "sample_masked", "merge_rollouts", "Actor", "QActor", "make_actor", "Rollout"]
+__all__ = ["Sampler", "make_sampler", "SAMPLERS", "sample_masked", "Actor", "QActor", "make_actor", "Rollout"]

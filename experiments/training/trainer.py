@@ -17,7 +17,8 @@ The :class:`Trainer` owns the run's schedule; the learning is a learner's, found
 ``backend`` in the registry of :mod:`experiments.training.learner` (sb3: :mod:`~experiments.training.sb3`,
 rllib: :mod:`~experiments.training.rllib`, batched: :mod:`~experiments.training.batched_ppo`, dmc:
 :mod:`~experiments.training.dmc`).  For the learners of the batched games the trainer owns the sampler
-processes (:class:`experiments.training.sampler.SamplerGroup`) and hands each rollout to the learner.
+(:class:`experiments.training.sampler_group.SamplerGroup`: processes, or Ray actors with ``--ray``)
+and hands each rollout to the learner.
 What a run does:
 
 * iterations of one rollout and one update until ``total_timesteps`` learner decisions;
@@ -101,7 +102,7 @@ from experiments.runs import (
 )
 from experiments.training.config import TrainConfig, check_agents
 from experiments.training.learner import Iteration, backend
-from experiments.training.sampler import SamplerGroup
+from experiments.training.sampler_group import SamplerGroup, SamplersLost
 
 SNAPSHOTS_FILE = "snapshots.npz"
 
@@ -156,6 +157,7 @@ class Trainer:
         self.bar: Any = None
         self.stop = StopRequest()
         self.interrupted = False
+        self.lost: Optional[SamplersLost] = None      # the samplers' transport was lost (a Ray head)
 
     @property
     def own_snapshots(self) -> bool:
@@ -203,7 +205,7 @@ class Trainer:
             self.state.update(checkpoint["state"])
             truncate_metrics(self.run, self.timesteps)     # only once the checkpoint has loaded
         if self.backend.family == "rollout":
-            self.samplers = SamplerGroup.for_config(cfg, self.seed, **self.learner.sampler_options())
+            self.samplers = SamplerGroup.for_config(cfg, self.seed, log=self.log, **self.learner.sampler_options())
         if self.writer is None:
             self.writer = SummaryWriter(str(self.run / "tb"))
         self.start_logs_and_schedules()
@@ -229,8 +231,11 @@ class Trainer:
         what = self.learner.describe(info)
         if self.samplers is not None:
             b = self.cfg.batched
-            what += (f": {b.games} games, {b.samplers} sampler process(es), "
-                     f"{'pipelined' if b.pipeline else 'synchronous'}")
+            where = "Ray actor(s)" if b.ray is not None else "sampler process(es)"
+            lag = f"pipelined, max_lag {b.max_lag}" if b.max_lag > 1 else "pipelined"
+            what += f": {b.games} games, {b.samplers} {where}, {lag if b.pipeline else 'synchronous'}"
+            for line in self.samplers.describe():
+                self.log(line)
         resumed = f" (resumed from {self.resume} at {self.timesteps:,} steps)" if self.resume else ""
         return f"run folder: {self.run} ({what}){resumed}"
 
@@ -414,7 +419,11 @@ class Trainer:
                 while self.timesteps < total and not self.stop.requested:
                     self.between_updates()
                     t0 = time.perf_counter()
-                    it = self.play_and_update(total - self.timesteps)
+                    try:
+                        it = self.play_and_update(total - self.timesteps)
+                    except SamplersLost as e:     # the learner is as after its last update
+                        self.lost = e
+                        break
                     if it is None:
                         break
                     self.timesteps += it.decisions
@@ -429,16 +438,20 @@ class Trainer:
                 self.bar = None
 
     def raise_if_interrupted(self, history: List[Dict[str, Any]], t0: float) -> None:
-        """After :meth:`learn`: if Ctrl-C stopped it, write a checkpoint (``checkpoints/step_N``, pointed
-        to by ``latest.txt``), close the session in ``run.json`` and raise :class:`TrainingInterrupted`."""
-        if not self.interrupted:
+        """After :meth:`learn`: if Ctrl-C stopped it, or its samplers were lost, write a checkpoint
+        (``checkpoints/step_N``, pointed to by ``latest.txt``), close the session in ``run.json`` and
+        raise :class:`TrainingInterrupted` (Ctrl-C) or :class:`SamplersLost` (one line: what was lost,
+        where the checkpoint is, how to continue)."""
+        if not self.interrupted and self.lost is None:
             return
         steps = self.steps()
         path = self.run / "checkpoints" / f"step_{steps:09d}"
         self.checkpoint(path, periodic=True)
         end_session(self.run, history, time.perf_counter() - t0)
-        raise TrainingInterrupted(f"interrupted at {steps:,} timesteps; checkpoint {path}; "
-                                  f"continue with: handfoot train --resume {self.run}")
+        resume = f"checkpoint {path}; continue with: handfoot train --resume {self.run}"
+        if self.lost is not None:
+            raise SamplersLost(f"{self.lost} at {steps:,} timesteps; {resume}")
+        raise TrainingInterrupted(f"interrupted at {steps:,} timesteps; {resume}")
 
     def finish(self) -> Dict[str, Any]:
         """The evaluation and checkpoint due at the last step, the final checkpoint, best model,
