@@ -302,9 +302,9 @@ class SamplerGroup:
                      pipeline: bool, remaining: Optional[int] = None) -> Dict[str, Any]:
         """The next rollout of ``decisions`` learner decisions to learn from.  ``snapshots``: the
         pool when it changed, else None.  Synchronous: played now with ``weights``.  Pipelined: the
-        oldest one in flight (the first call starts ``max_lag`` of them), and new ones start now
-        with ``weights`` until ``max_lag`` are in flight again or they cover the ``remaining``
-        decisions: a rollout is played by weights at most ``max_lag`` updates old."""
+        oldest one in flight (the first call plays one first), and new ones start now with
+        ``weights`` until ``max_lag`` are in flight or they cover the ``remaining`` decisions: a
+        rollout is played by weights at most ``max_lag`` updates old."""
         if not pipeline:
             self.request(decisions, weights, snapshots)
             return self.result()
