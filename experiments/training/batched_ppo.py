@@ -59,16 +59,20 @@ own intra-op threads (``torch_threads``) would change the sums' rounding and are
 """
 from __future__ import annotations
 
-import os
-from concurrent.futures import Future, ThreadPoolExecutor
-from functools import partial
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import torch as th
 from torch import nn
 
-from experiments.training.networks import TorchLearner, mlp, to_array
+from experiments.training.networks import TorchLearner, mlp, resolve_device, to_array
+from experiments.training.parallel_update import (  # noqa: F401 - linear_weight_gradients: its documented home
+    Part,
+    hook_weight_gradients,
+    linear_weight_gradients,
+    usable_cores,
+)
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.config import load_rules
 from handfoot_env.observation import (
@@ -137,19 +141,6 @@ class ActorCritic(nn.Module):
         return z, layers
 
 
-def linear_weight_gradients(grad: th.Tensor, inputs: th.Tensor, layer: nn.Linear, columns: Optional[th.Tensor]) -> None:
-    """Set ``layer``'s weight and bias gradients from the gradient ``grad`` of its output on ``inputs``
-    (only the rows ``columns`` of the layer when given) with the operations autograd uses for
-    ``linear`` (``addmm``'s backward, then ``index``'s): the same values, bit for bit
-    (tests/test_batched_ppo.py).  No graph is recorded (grad mode is per thread, and on in a helper)."""
-    with th.no_grad():
-        weight, bias = grad.t().mm(inputs), grad.sum(0)
-        if columns is not None:
-            weight = th.zeros_like(layer.weight).index_put_((columns,), weight, accumulate=True)
-            bias = th.zeros_like(layer.bias).index_put_((columns,), bias, accumulate=True)
-    layer.weight.grad, layer.bias.grad = weight, bias
-
-
 def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     """The actor as NumPy arrays, in the format of :func:`agents.sb3_model.extract_weights`
     (what :class:`NumpyPolicy`, ``agents.policy.save_actor`` and ``policy:PATH`` use)."""
@@ -157,29 +148,6 @@ def actor_weights(model: ActorCritic) -> Dict[str, Any]:
     layers = [(arr(m.weight), arr(m.bias)) for m in model.actor if isinstance(m, nn.Linear)]
     return {"scale": arr(model.actor_scale), "visible": model.obs_size, "layers": layers,
             "activation": model.activation, "out": (arr(model.logits.weight), arr(model.logits.bias))}
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def hook_weight_gradients(layers: List[Tuple[Any, ...]], helper: Optional[ThreadPoolExecutor]) -> List[Future]:
-    """Backward hooks on the outputs of :meth:`ActorCritic.logits_by_layer`'s ``layers`` that set each
-    layer's weight gradients (:func:`linear_weight_gradients`) as the pass reaches it: in ``helper``
-    (their futures, filled in as the hooks run, are returned) or, without one, in the backward pass
-    itself.  The first layer's (a leaf output: the pass ends there) always runs in the pass."""
-    jobs: List[Future] = []
-    for z, inputs, layer, columns in layers:
-        grads = partial(linear_weight_gradients, inputs=inputs, layer=layer, columns=columns)
-        if helper is None or z.is_leaf:
-            z.register_hook(grads)
-        else:
-            z.register_hook(lambda g, grads=grads: jobs.append(helper.submit(grads, g)))
-    return jobs
 
 
 # =========================================================================== 4. GAE
@@ -205,7 +173,49 @@ def gae(values: np.ndarray, rewards: np.ndarray, done: np.ndarray, nxt: np.ndarr
     return np.asarray(adv, dtype=np.float32)
 
 
-# =========================================================================== 5. PPO
+# =========================================================================== 5. PPO loss
+def policy_loss(logits: th.Tensor, mask: th.Tensor, act: th.Tensor, old_logp: th.Tensor, adv: th.Tensor,
+                weight: Optional[th.Tensor], clip: float, normalize: bool) -> Tuple[th.Tensor, th.Tensor, float, float]:
+    """The actor's part of one minibatch's loss: clipped surrogate and entropy over the legal actions.
+
+    ``logits``, ``mask``: the minibatch's rows over its columns (actions legal in some row); ``act``:
+    each row's action as a column; ``old_logp``: the log-probabilities the ratio is taken against
+    (:meth:`BatchedPPO.reference_policy`) and ``weight`` the importance weights of a lagged rollout
+    (None: on-policy).  Returns ``(pg_loss, ent_loss, approx_kl, clip_fraction)``."""
+    logits = logits.masked_fill(~mask, MASKED)
+    logp_all = th.log_softmax(logits, dim=1)
+    logp = logp_all.gather(1, act[:, None]).squeeze(1)
+    # softmax, not logp_all.exp(): torch's exp is ~20x slower on the -1e8 - lse entries
+    entropy = -(th.softmax(logits, dim=1) * logp_all).sum(1)
+    if normalize and len(adv) > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    log_ratio = logp - old_logp
+    ratio = log_ratio.exp()
+    surrogate = th.min(adv * ratio, adv * ratio.clamp(1 - clip, 1 + clip))
+    pg_loss = -(surrogate if weight is None else surrogate * weight).mean()
+    ent_loss = -entropy.mean()
+    with th.no_grad():
+        kl = float(((ratio - 1) - log_ratio).mean())
+        clip_fraction = float(((ratio - 1).abs() > clip).float().mean())
+    return pg_loss, ent_loss, kl, clip_fraction
+
+
+def value_loss(values: th.Tensor, returns: th.Tensor) -> th.Tensor:
+    """The critic's loss: mean squared error against the GAE returns."""
+    return ((returns - values) ** 2).mean()
+
+
+class Tensors(NamedTuple):
+    """One rollout's arrays as the update uses them (on the learner's device)."""
+
+    obs: th.Tensor
+    mask: th.Tensor
+    mask_np: np.ndarray
+    act: th.Tensor
+    critic_in: th.Tensor
+
+
+# =========================================================================== 6. the learner
 class BatchedPPO(TorchLearner):
     """The ``batched`` learner (a :class:`experiments.training.learner.RolloutLearner`): network,
     Adam and clipped PPO updates on the rollouts the trainer's samplers play."""
@@ -224,11 +234,14 @@ class BatchedPPO(TorchLearner):
         cfg, p, net = self.cfg, self.cfg.ppo, self.cfg.network
         r = load_rules(cfg.rules)
         th.manual_seed(int(trainer.seed))
+        self.device = resolve_device(cfg.batched.device)
         self.model = ActorCritic(r.players, r.teams, net.pi, net.vf, net.activation, net.ortho_init,
-                                 net.centralised_critic)
+                                 net.centralised_critic).to(self.device)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
         self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
         self.restore(trainer.resume if checkpoint is not None else None)
+        if self.device.type != "cpu":
+            self.parallel = False                   # a GPU's kernels run beside the update's thread already
 
         def sampler_busy() -> bool:                 # the trainer builds its samplers after this setup
             samplers = getattr(trainer, "samplers", None)
@@ -244,16 +257,15 @@ class BatchedPPO(TorchLearner):
     def actor(self) -> Dict[str, Any]:
         return actor_weights(self.model)
 
-
-    # ------------------------------------------------------------------ update
+    # ------------------------------------------------------------------ what the update learns against
     def reference_policy(self, obs: th.Tensor, mask: th.Tensor, act: th.Tensor,
                          behaviour_logp: th.Tensor) -> Tuple[th.Tensor, Optional[th.Tensor]]:
         """The log-probabilities the ratio is taken against, and the samples' importance weights.
 
         Synchronous: the behaviour policy's, no weights.  Pipelined (decoupled PPO): the rollout was
-        played by the weights before the previous update, so the clip is taken around the current
-        (proximal) policy and the behaviour policy is corrected by an importance weight
-        prox / behaviour, truncated at :data:`MAX_WEIGHT`."""
+        played by weights from before the last update (up to ``max_lag`` updates old), so the clip is
+        taken around the current (proximal) policy and the behaviour policy is corrected by an
+        importance weight prox / behaviour, truncated at :data:`MAX_WEIGHT`."""
         if not self.pipeline:
             return behaviour_logp, None
         with th.no_grad():
@@ -261,6 +273,20 @@ class BatchedPPO(TorchLearner):
                 th.log_softmax(self.model.forward_logits(o).masked_fill(~m, MASKED), 1).gather(1, a[:, None])[:, 0]
                 for o, m, a in zip(th.split(obs, 4096), th.split(mask, 4096), th.split(act, 4096))])
         return prox_logp, (prox_logp - behaviour_logp).exp().clamp(max=MAX_WEIGHT)
+
+    def tensors(self, batch: Dict[str, Any]) -> Tensors:
+        dev = self.device
+        obs = th.from_numpy(batch["obs"]).to(dev)
+        critic_in = obs if "state" not in batch else th.cat([obs, th.from_numpy(batch["state"]).to(dev)], dim=1)
+        return Tensors(obs, th.from_numpy(batch["mask"]).to(dev), batch["mask"], th.from_numpy(batch["act"]).to(dev),
+                       critic_in)
+
+    def values_and_advantages(self, t: Tensors, batch: Dict[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
+        """The current critic's values of every row, and GAE along each seat's trajectory."""
+        p = self.cfg.ppo
+        with th.no_grad():
+            values = th.cat([self.model.forward_value(c) for c in th.split(t.critic_in, 4096)]).cpu().numpy()
+        return values, gae(values, batch["rew"], batch["done"], batch["next"], batch["open"], p.gamma, p.gae_lambda)
 
     # ------------------------------------------------------------------ update
     def update(self, batch: Dict[str, Any]) -> Dict[str, float]:
@@ -279,94 +305,28 @@ class BatchedPPO(TorchLearner):
 
     def ppo_update(self, batch: Dict[str, Any], helper: Optional[ThreadPoolExecutor]) -> Dict[str, float]:
         """:meth:`update`; ``helper``: the thread for the critic's parts, or None (all in this one)."""
-        p = self.cfg.ppo
-        model = self.model
-        obs = th.from_numpy(batch["obs"])
-        mask_np = batch["mask"]
-        mask = th.from_numpy(mask_np)
-        critic_in = obs if "state" not in batch else th.cat([obs, th.from_numpy(batch["state"])], dim=1)
-
-        def values_and_advantages() -> Tuple[np.ndarray, np.ndarray]:
-            with th.no_grad():
-                values = th.cat([model.forward_value(c) for c in th.split(critic_in, 4096)]).numpy()
-            return values, gae(values, batch["rew"], batch["done"], batch["next"], batch["open"], p.gamma,
-                               p.gae_lambda)
-
-        side = self.beside(helper)
-        critic_job = side.submit(values_and_advantages) if side is not None else None
-        act = th.from_numpy(batch["act"])
-        old_logp, weight = self.reference_policy(obs, mask, act, th.from_numpy(batch["logp"]))
-        values, adv = critic_job.result() if critic_job is not None else values_and_advantages()
+        p, dev = self.cfg.ppo, self.device
+        t = self.tensors(batch)
+        critic = Part(self.beside(helper), self.values_and_advantages, t, batch)
+        old_logp, weight = self.reference_policy(t.obs, t.mask, t.act, th.from_numpy(batch["logp"]).to(dev))
+        values, adv = critic.result()
         rows = np.flatnonzero(~batch["open"])
-        returns = th.from_numpy(adv + values)
-        adv_t = th.from_numpy(adv)
-        old_values = th.from_numpy(values)
-
-        def critic_step(mb: th.Tensor) -> th.Tensor:
-            """The critic's part of a minibatch: value loss and its gradients (the critic's own)."""
-            vf_loss = ((returns[mb] - model.forward_value(critic_in[mb])) ** 2).mean()
-            (p.vf_coef * vf_loss).backward()
-            return vf_loss
-        clip = float(p.clip_range)
-        local = th.zeros(NUM_ACTIONS, dtype=th.long)        # action id -> column in a minibatch's logits
+        returns_np = adv + values
+        returns, adv_t = th.from_numpy(returns_np).to(dev), th.from_numpy(adv).to(dev)
+        local = th.zeros(NUM_ACTIONS, dtype=th.long, device=dev)   # action id -> column in a minibatch's logits
         stats: Dict[str, List[float]] = {"pg": [], "vf": [], "ent": [], "kl": [], "cf": [], "loss": []}
-        stop = False
+        going = True
         for _epoch in range(int(p.n_epochs)):
             order = self.rng.permutation(rows)
             for s in range(0, len(order), int(p.batch_size)):
-                mb_np = order[s:s + int(p.batch_size)]
-                mb = th.from_numpy(mb_np)
-                self.optimizer.zero_grad(set_to_none=True)
-                side = self.beside(helper)
-                critic_job = side.submit(critic_step, mb) if side is not None else None
-                # only the actions legal in some row of the minibatch (about a quarter of the 705):
-                # the others are masked in every row, so their probabilities and gradients are zero
-                mb_mask = mask[mb]
-                cols = th.from_numpy(np.flatnonzero(mask_np[mb_np].any(0)))
-                local[cols] = th.arange(len(cols))
-                # the actor's weight gradients: from each layer's output gradient as the backward
-                # pass reaches it, in the helper thread while this one goes on down the layers
-                logits, layers = model.logits_by_layer(obs[mb], cols)
-                weight_jobs = hook_weight_gradients(layers, side)
-                logits = logits.masked_fill(~mb_mask[:, cols], MASKED)
-                logp_all = th.log_softmax(logits, dim=1)
-                logp = logp_all.gather(1, local[act[mb]][:, None]).squeeze(1)
-                # softmax, not logp_all.exp(): torch's exp is ~20x slower on the -1e8 - lse entries
-                entropy = -(th.softmax(logits, dim=1) * logp_all).sum(1)
-                a = adv_t[mb]
-                if p.normalize_advantage and len(mb) > 1:
-                    a = (a - a.mean()) / (a.std() + 1e-8)
-                log_ratio = logp - old_logp[mb]
-                ratio = log_ratio.exp()
-                surrogate = th.min(a * ratio, a * ratio.clamp(1 - clip, 1 + clip))
-                pg_loss = -(surrogate if weight is None else surrogate * weight[mb]).mean()
-                ent_loss = -entropy.mean()
-                with th.no_grad():
-                    kl = float(((ratio - 1) - log_ratio).mean())
-                    stats["cf"].append(float(((ratio - 1).abs() > clip).float().mean()))
-                if p.target_kl is not None and kl > 1.5 * p.target_kl:
-                    if critic_job is not None:
-                        critic_job.result()
-                    stop = True
+                going = self.minibatch(t, order[s:s + int(p.batch_size)], returns, adv_t, old_logp, weight,
+                                       local, helper, stats)
+                if not going:
                     break
-                # the two networks share no parameter: separate backward passes give each the
-                # gradients of the whole loss pg + ent_coef * ent + vf_coef * vf
-                (pg_loss + p.ent_coef * ent_loss).backward()
-                vf_loss = critic_job.result() if critic_job is not None else critic_step(mb)
-                for job in weight_jobs:
-                    job.result()
-                loss = pg_loss + p.ent_coef * ent_loss + p.vf_coef * vf_loss
-                nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
-                self.optimizer.step()
-                stats["pg"].append(pg_loss.item())
-                stats["vf"].append(vf_loss.item())
-                stats["ent"].append(ent_loss.item())
-                stats["kl"].append(kl)
-                stats["loss"].append(loss.item())
-            if stop:
+            if not going:
                 break
         self.n_updates += 1
-        y, v = returns.numpy()[rows], old_values.numpy()[rows]
+        y, v = returns_np[rows], values[rows]
         var_y = float(np.var(y))
         ev = float("nan") if var_y == 0 else 1.0 - float(np.var(y - v)) / var_y
 
@@ -375,7 +335,51 @@ class BatchedPPO(TorchLearner):
         return {"entropy_loss": mean(stats["ent"]), "policy_gradient_loss": mean(stats["pg"]),
                 "value_loss": mean(stats["vf"]), "approx_kl": mean(stats["kl"]), "clip_fraction": mean(stats["cf"]),
                 "loss": mean(stats["loss"]), "explained_variance": ev, "n_updates": float(self.n_updates),
-                "clip_range": clip, "learning_rate": float(p.learning_rate), "samples": float(len(rows))}
+                "clip_range": float(p.clip_range), "learning_rate": float(p.learning_rate), "samples": float(len(rows))}
+
+    def critic_step(self, critic_in: th.Tensor, returns: th.Tensor, mb: th.Tensor) -> th.Tensor:
+        """The critic's part of a minibatch: value loss and its gradients (the critic's own)."""
+        vf_loss = value_loss(self.model.forward_value(critic_in[mb]), returns[mb])
+        (self.cfg.ppo.vf_coef * vf_loss).backward()
+        return vf_loss
+
+    def minibatch(self, t: Tensors, mb_np: np.ndarray, returns: th.Tensor, adv: th.Tensor, old_logp: th.Tensor,
+                  weight: Optional[th.Tensor], local: th.Tensor, helper: Optional[ThreadPoolExecutor],
+                  stats: Dict[str, List[float]]) -> bool:
+        """One gradient step on the rows ``mb_np``; False when ``target_kl`` stops the update (no step)."""
+        p, model = self.cfg.ppo, self.model
+        mb = th.from_numpy(mb_np).to(self.device)
+        self.optimizer.zero_grad(set_to_none=True)
+        side = self.beside(helper)
+        critic = Part(side, self.critic_step, t.critic_in, returns, mb)
+        # only the actions legal in some row of the minibatch (about a quarter of the 705):
+        # the others are masked in every row, so their probabilities and gradients are zero
+        cols = th.from_numpy(np.flatnonzero(t.mask_np[mb_np].any(0))).to(self.device)
+        local[cols] = th.arange(len(cols), device=self.device)
+        # the actor's weight gradients: from each layer's output gradient as the backward
+        # pass reaches it, in the helper thread while this one goes on down the layers
+        logits, layers = model.logits_by_layer(t.obs[mb], cols)
+        weight_jobs = hook_weight_gradients(layers, side)
+        pg_loss, ent_loss, kl, clip_fraction = policy_loss(
+            logits, t.mask[mb][:, cols], local[t.act[mb]], old_logp[mb], adv[mb],
+            None if weight is None else weight[mb], float(p.clip_range), bool(p.normalize_advantage))
+        stats["cf"].append(clip_fraction)
+        if p.target_kl is not None and kl > 1.5 * p.target_kl:
+            critic.settle()
+            return False
+        # the two networks share no parameter: separate backward passes give each the
+        # gradients of the whole loss pg + ent_coef * ent + vf_coef * vf
+        (pg_loss + p.ent_coef * ent_loss).backward()
+        vf_loss = critic.result()
+        for job in weight_jobs:
+            job.result()
+        loss = pg_loss + p.ent_coef * ent_loss + p.vf_coef * vf_loss
+        nn.utils.clip_grad_norm_(model.parameters(), p.max_grad_norm)
+        self.optimizer.step()
+        for key, value in (("pg", pg_loss.item()), ("vf", vf_loss.item()), ("ent", ent_loss.item()), ("kl", kl),
+                           ("loss", loss.item())):
+            stats[key].append(value)
+        return True
 
 
-__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae"]
+__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae", "policy_loss", "value_loss"]

@@ -43,7 +43,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
-from experiments.training.networks import TorchLearner, mlp, to_array
+from experiments.training.networks import TorchLearner, mlp, resolve_device, to_array
 from handfoot_env.actions import ACTION_FEATURES
 from handfoot_env.config import load_rules
 from handfoot_env.observation import observation_scale, observation_size
@@ -160,7 +160,8 @@ class DMCLearner(TorchLearner):
         cfg, d = self.cfg, self.cfg.dmc
         r = load_rules(cfg.rules)
         th.manual_seed(int(trainer.seed))
-        self.model = QNetwork(r.players, r.teams, list(cfg.network.pi), cfg.network.activation)
+        self.device = resolve_device(cfg.batched.device)
+        self.model = QNetwork(r.players, r.teams, list(cfg.network.pi), cfg.network.activation).to(self.device)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=d.learning_rate, eps=1e-5)
         self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
         self.restore(trainer.resume if checkpoint is not None else None)
@@ -180,11 +181,12 @@ class DMCLearner(TorchLearner):
         n = len(act_np)
         if n == 0:
             return {}
-        obs, act, ret = th.from_numpy(obs_np), th.from_numpy(act_np), th.from_numpy(ret_np)
+        dev = self.device
+        obs, act, ret = th.from_numpy(obs_np).to(dev), th.from_numpy(act_np).to(dev), th.from_numpy(ret_np).to(dev)
         losses: List[float] = []
         q_sum = 0.0
         for _epoch in range(int(d.n_epochs)):
-            order = th.from_numpy(self.rng.permutation(n))
+            order = th.from_numpy(self.rng.permutation(n)).to(dev)
             for s in range(0, n, int(d.batch_size)):
                 mb = order[s:s + int(d.batch_size)]
                 q = self.model(obs[mb], act[mb])

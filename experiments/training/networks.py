@@ -25,6 +25,16 @@ def mlp(n_in: int, hidden: Sequence[int], activation: str) -> Tuple[nn.Sequentia
     return nn.Sequential(*layers), n_in
 
 
+def resolve_device(name: str) -> th.device:
+    """The torch device of ``batched.device``: ``cpu``, ``cuda``, or ``auto`` (CUDA when torch sees a GPU)."""
+    if name == "auto":
+        return th.device("cuda" if th.cuda.is_available() else "cpu")
+    if name == "cuda" and not th.cuda.is_available():
+        raise ConfigError("batched.device: cuda, but torch sees no GPU (a CPU build of torch, or no driver); "
+                          "use auto or cpu")
+    return th.device(name)
+
+
 def to_array(t: th.Tensor) -> np.ndarray:
     """A float32 NumPy copy of a tensor (exported weights)."""
     return t.detach().cpu().numpy().astype(np.float32).copy()
@@ -82,6 +92,7 @@ class TorchLearner:
     model: nn.Module
     optimizer: th.optim.Optimizer
     n_updates: int = 0
+    device: th.device = th.device("cpu")
 
     def restore(self, folder: Optional[Path]) -> None:
         """Load ``folder/learner.npz`` (a checkpoint to resume), if any."""
@@ -90,6 +101,10 @@ class TorchLearner:
 
     def describe(self, info: Dict[str, Any]) -> str:
         info["seeds"]["torch/minibatches"] = info["seeds"].pop("python/numpy/torch")
+        info["learner_device"] = str(self.device)
+        if self.device.type == "cuda":
+            info["learner_gpu"] = th.cuda.get_device_name(self.device)
+            return f"{self.title} (learner on {info['learner_gpu']})"
         return self.title
 
     def save(self, folder: Path) -> Dict[str, Any]:
@@ -100,5 +115,6 @@ class TorchLearner:
         pass
 
 
-__all__ = ["TorchLearner", "ACTIVATIONS", "LEARNER_FILE", "mlp", "to_array", "learner_state", "load_learner_state",
+__all__ = ["TorchLearner", "ACTIVATIONS", "LEARNER_FILE", "mlp", "to_array", "resolve_device", "learner_state",
+           "load_learner_state",
            "save_learner_file", "load_learner_file"]

@@ -127,4 +127,13 @@ class RayTransport:
             self.started = False
 
 
-__all__ = ["RayTransport", "SamplerActor"]
+def transport_for(cfg: Any) -> Optional[RayTransport]:
+    """The transport of a training config's samplers: Ray actors when ``batched.ray`` is set, else
+    None (the group's default: processes on this machine, or the learner's own process)."""
+    b = cfg.batched
+    if b.ray is None:
+        return None
+    return RayTransport(None if b.ray == "local" else b.ray, b.cpus_per_sampler)
+
+
+__all__ = ["RayTransport", "SamplerActor", "transport_for"]

@@ -220,12 +220,9 @@ class SamplerGroup:
     def for_config(cls, cfg: Any, seed: int, transport: Any = None, log: Optional[Callable[[str], None]] = None,
                    **options: Any) -> "SamplerGroup":
         """The samplers of a training config's ``batched:`` section and games (rules, opponents,
-        rewards); ``options``: the learner's own settings (:meth:`RolloutLearner.sampler_options`).
-        ``batched.ray`` set: Ray actors (:class:`~experiments.training.ray_samplers.RayTransport`)."""
+        rewards); ``options``: the learner's own settings (:meth:`RolloutLearner.sampler_options`);
+        ``transport``: where they run (:func:`experiments.training.ray_samplers.transport_for`)."""
         b = cfg.batched
-        if transport is None and b.ray is not None:
-            from experiments.training.ray_samplers import RayTransport
-            transport = RayTransport(None if b.ray == "local" else b.ray, b.cpus_per_sampler)
         return cls(int(b.samplers), int(b.games), seed, transport=transport, max_lag=int(b.max_lag), log=log,
                    rules=cfg.rules, opponents=dict(cfg.opponents), reward=cfg.reward,
                    reward_scale=cfg.reward_scale, max_actions=cfg.max_actions,

@@ -205,7 +205,9 @@ class Trainer:
             self.state.update(checkpoint["state"])
             truncate_metrics(self.run, self.timesteps)     # only once the checkpoint has loaded
         if self.backend.family == "rollout":
-            self.samplers = SamplerGroup.for_config(cfg, self.seed, log=self.log, **self.learner.sampler_options())
+            from experiments.training.ray_samplers import transport_for     # Ray is imported only with --ray
+            self.samplers = SamplerGroup.for_config(cfg, self.seed, transport=transport_for(cfg), log=self.log,
+                                                    **self.learner.sampler_options())
         if self.writer is None:
             self.writer = SummaryWriter(str(self.run / "tb"))
         self.start_logs_and_schedules()
