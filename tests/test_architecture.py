@@ -153,6 +153,16 @@ def test_no_god_files():
     assert long == {}
 
 
+def test_no_long_function_in_training():
+    """The training code reads in steps: no function in experiments/training/ over 80 lines (the PPO
+    loss is a pure function of its own, the update's steps are named methods)."""
+    long = [f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines"
+            for name, path in MODULES.items() if name.startswith("experiments.training.")
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80]
+    assert long == []
+
+
 def test_every_module_imports_in_a_fresh_interpreter():
     names = [m for m, dep in OPTIONAL.items() if dep and importlib.util.find_spec(dep) is None]
     wanted = [m for m in MODULES if m not in names]
