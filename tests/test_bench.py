@@ -438,6 +438,15 @@ def test_compiled_rows_are_held_to_their_reference_twin_and_to_the_baseline():
     assert base["value"] == "1.67x" and base["met"] is True and "the baseline before" in base["target"]
 
 
+def test_ray_rows_are_held_to_their_processes_twin():
+    from experiments.bench import training
+    rows = [{"label": "x-processes", "decisions_per_s": 8000.0}, {"label": "x-ray", "decisions_per_s": 7000.0},
+            {"label": "y-processes", "decisions_per_s": 8000.0}, {"label": "y-ray", "decisions_per_s": 7500.0}]
+    x, y = training.train_targets(rows)
+    assert x["value"] == "0.88x" and x["met"] is False and "x-ray >= 0.9x x-processes" in x["target"]
+    assert y["value"] == "0.94x" and y["met"] is True
+
+
 def test_a_baseline_that_is_no_variant_is_one_config_error():
     from experiments.bench.config import BenchConfigError, validate_train
     t = {"config": "configs/train/quickstart.yaml", "backends": [], "variants": {"a": ["seed=1"]}, "short": 1,

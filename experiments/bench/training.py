@@ -146,10 +146,12 @@ TRAIN_TARGET = 4.0          # batched learner decisions/s over sb3's, same confi
 
 
 CORE_TRAIN_TARGET = 1.5     # batched training on the compiled core over the reference core, same run
+RAY_TRAIN_TARGET = 0.9      # samplers as Ray actors (a local Ray) over sampler processes, same count, same run
 
 
 def train_targets(train_rows, baseline: Optional[str] = None) -> List[Dict[str, Any]]:
-    """The training targets: batched over sb3; each ``...compiled`` row over its ``...reference``
+    """The training targets: batched over sb3; each ``...-ray`` row over its ``...-processes`` twin
+    (samplers as Ray actors against processes); each ``...compiled`` row over its ``...reference``
     twin (the same settings on the other core) and over the ``baseline`` row when one is named
     (``train.baseline``: e.g. the reference core as training ran before the compiled core)."""
     out = []
@@ -158,6 +160,12 @@ def train_targets(train_rows, baseline: Optional[str] = None) -> List[Dict[str, 
         out.append({"target": f"training batched >= {TRAIN_TARGET:.0f}x sb3 (learner decisions/s at the margin)",
                     "value": f"{r['vs_sb3']:.2f}x", "met": r["vs_sb3"] >= TRAIN_TARGET})
     rate = {x["label"]: x.get("decisions_per_s") for x in train_rows}
+    for label in rate:          # a row labelled ...-ray beside its ...-processes twin
+        twin = label[:-len("ray")] + "processes" if label.endswith("-ray") else None
+        if twin in rate and rate[label] and rate[twin]:
+            ratio = rate[label] / rate[twin]
+            out.append({"target": f"training {label} >= {RAY_TRAIN_TARGET}x {twin} (learner decisions/s at the "
+                                  "margin)", "value": f"{ratio:.2f}x", "met": ratio >= RAY_TRAIN_TARGET})
     for label in rate:          # a row labelled ...-compiled beside its ...-reference twin
         twin = label[:-len("compiled")] + "reference" if label.endswith("compiled") else None
         if twin in rate and rate[label] and rate[twin]:
