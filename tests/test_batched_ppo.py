@@ -22,6 +22,7 @@ from experiments.training.trainer import load_snapshots
 from tests.test_train import _aec_segments, tiny_config as train_tiny_config
 from experiments.training.cli import train_main
 from experiments.training.batched_ppo import ActorCritic, actor_weights, gae
+from experiments.training.learner import RunContext
 from experiments.training.sampler import Sampler, sample_masked
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
@@ -336,16 +337,13 @@ def test_the_update_hands_the_critic_to_the_helper_unless_a_sampler_plays():
     from experiments.training.batched_ppo import BatchedPPO
     from experiments.training.config import load_train_config
 
-    class Trainer:
-        seed, resume, samplers = 0, None, None
-
     cfg = load_train_config(None, ["backend=batched", "network.pi=[16]", "network.vf=[16]", "ppo.batch_size=64",
                                    "ppo.n_epochs=2"])
     batch = Sampler("pagat", games=8, seed=3, opponents={"random": 1.0}).rollout(300, tiny_actor(0))
     results = []
     for busy in ([False], [True], [False, True]):        # free, playing, free every other minibatch
         learner = BatchedPPO(cfg)
-        learner.setup(Trainer(), None)
+        learner.setup(RunContext(seed=0), None)
         calls = []
         learner.sampler_busy = lambda b=busy: b[len(calls) % len(b)]
         beside = learner.beside
@@ -426,16 +424,9 @@ def test_with_a_core_for_each_the_helper_never_waits_for_the_samplers(monkeypatc
     from experiments.training import batched_ppo
     from experiments.training.config import load_train_config
 
-    class Samplers:
-        def busy(self):
-            return True
-
-    class Trainer:
-        seed, resume, samplers = 0, None, Samplers()
-
     cfg = load_train_config(None, ["backend=batched", "network.pi=[16]", "network.vf=[16]", "batched.samplers=2"])
     for cores, waits in ((3, True), (4, False)):            # 2 sampler processes + the update + its helper
         monkeypatch.setattr(batched_ppo, "usable_cores", lambda c=cores: c)
         learner = batched_ppo.BatchedPPO(cfg)
-        learner.setup(Trainer(), None)
+        learner.setup(RunContext(seed=0, samplers_busy=lambda: True), None)
         assert learner.sampler_busy() is waits

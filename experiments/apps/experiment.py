@@ -48,6 +48,7 @@ from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.evaluation.summary import evaluate_spec
 from experiments.runs import write_json
 from experiments.training.config import TrainConfig, check_spec
+from experiments.training.learner import backend
 from experiments.training.trainer import train
 from experiments.config import CommandParser
 from experiments.config import command
@@ -182,10 +183,11 @@ def verdicts(evals: Dict[str, Dict[str, Any]]) -> List[str]:
 
 def training_setup(tc: Any) -> List[str]:
     """The report's lines on how the agent was trained: backend, games, opponents, network, learner."""
-    if tc.backend in ("batched", "dmc"):
+    if backend(tc.backend).family == "rollout":
         b = tc.batched
-        where = (f"backend `{tc.backend}`: {b.games} games at once, {b.samplers} sampler "
-                 f"process(es), {'pipelined' if b.pipeline else 'synchronous'}")
+        where = (f"backend `{tc.backend}`: {b.games} games at once, {b.samplers} "
+                 f"{'Ray actor' if b.ray is not None else 'sampler process'}(s), "
+                 f"{'pipelined' if b.pipeline else 'synchronous'}")
     else:
         where = f"backend `{tc.backend}`, {tc.n_envs} envs ({tc.vec_env})"
     lines = [f"- rules `{tc.rules}`, {where}, seed {tc.seed}",

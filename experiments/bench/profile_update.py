@@ -21,7 +21,6 @@ import argparse
 import copy
 import sys
 import time
-from types import SimpleNamespace
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -59,6 +58,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     from experiments.training.batched_ppo import BatchedPPO
     from experiments.training.config import load_train_config
+    from experiments.training.learner import RunContext
     from experiments.training.sampler_group import SamplerGroup
     from handfoot_env.compiled import resolve_core
 
@@ -72,7 +72,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     th.set_num_threads(1)
 
     learner = BatchedPPO(cfg)           # what its setup reads of a trainer; no sampler process
-    learner.setup(SimpleNamespace(seed=int(args.seed), resume=None, samplers=None), None)
+    learner.setup(RunContext(seed=int(args.seed)), None)
     group = SamplerGroup.for_config(cfg, int(args.seed), **learner.sampler_options())
     for _ in range(args.rollouts):
         batch = group.next_rollout(learner.rollout_size, learner.actor(), [learner.actor()], False)

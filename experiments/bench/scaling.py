@@ -32,7 +32,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 from experiments.config import ConfigError, seed_arg
@@ -47,13 +46,14 @@ def measure(config: str, overrides: List[str], seed: int, rollouts: int, repeats
 
     from experiments.training.batched_ppo import BatchedPPO
     from experiments.training.config import load_train_config
+    from experiments.training.learner import RunContext
     from experiments.training.sampler_group import SamplerGroup
     from handfoot_env.compiled import resolve_core
     cfg = load_train_config(config, ["backend=batched", f"seed={seed}"] + overrides +
                             ["batched.samplers=0", "batched.pipeline=false", "batched.parallel_update=false"])
     th.set_num_threads(1)
     learner = BatchedPPO(cfg)
-    learner.setup(SimpleNamespace(seed=seed, resume=None, samplers=None), None)
+    learner.setup(RunContext(seed=seed), None)
     group = SamplerGroup.for_config(cfg, seed, **learner.sampler_options())
     size = learner.rollout_size
     pool = [learner.actor()]
@@ -106,7 +106,8 @@ def model(m: Dict[str, Any], gpu_step_ms: float, link_gbit: float = LINK_GBIT,
 
 
 def markdown(m: Dict[str, Any], rows: List[Dict[str, Any]], gpu_step_ms: float) -> str:
-    out = ["| learner | sampler cores | predicted decisions/s | bottleneck | samplers | learner update | learner link |",
+    out = ["| learner | sampler cores | predicted decisions/s | bottleneck | samplers | learner update "
+           "| learner link |",
            "|---|---:|---:|---|---:|---:|---:|"]
     for r in rows:
         name = "CPU (measured update)" if r["learner"] == "cpu" else f"GPU ({gpu_step_ms:g} ms/step assumed)"

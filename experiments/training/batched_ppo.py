@@ -66,6 +66,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
+from experiments.training.learner import RunContext
 from experiments.training.networks import TorchLearner, mlp, resolve_device, to_array
 from experiments.training.parallel_update import (  # noqa: F401 - linear_weight_gradients: its documented home
     Part,
@@ -230,25 +231,21 @@ class BatchedPPO(TorchLearner):
         self.parallel = bool(cfg.batched.parallel_update)
         self.sampler_busy: Callable[[], bool] = lambda: False
 
-    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
+    def setup(self, run: RunContext, checkpoint: Optional[Dict[str, Any]]) -> None:
         cfg, p, net = self.cfg, self.cfg.ppo, self.cfg.network
         r = load_rules(cfg.rules)
-        th.manual_seed(int(trainer.seed))
+        th.manual_seed(int(run.seed))
         self.device = resolve_device(cfg.batched.device)
         self.model = ActorCritic(r.players, r.teams, net.pi, net.vf, net.activation, net.ortho_init,
                                  net.centralised_critic).to(self.device)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
-        self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
-        self.restore(trainer.resume if checkpoint is not None else None)
+        self.rng = np.random.Generator(np.random.PCG64(int(run.seed)))       # minibatch order
+        self.restore(run.resume if checkpoint is not None else None)
         if self.device.type != "cpu":
             self.parallel = False                   # a GPU's kernels run beside the update's thread already
-
-        def sampler_busy() -> bool:                 # the trainer builds its samplers after this setup
-            samplers = getattr(trainer, "samplers", None)
-            return samplers is not None and samplers.busy()
         # a core for each sampler process, the update and its helper: the helper never has to wait
         if usable_cores() < int(cfg.batched.samplers) + 2:
-            self.sampler_busy = sampler_busy
+            self.sampler_busy = run.samplers_busy
 
     def sampler_options(self) -> Dict[str, Any]:
         return dict(shaping_books=self.cfg.shaping.books, shaping_points=self.cfg.shaping.points,

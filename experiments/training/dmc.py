@@ -43,6 +43,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
+from experiments.training.learner import RunContext
 from experiments.training.networks import TorchLearner, mlp, resolve_device, to_array
 from handfoot_env.actions import ACTION_FEATURES
 from handfoot_env.config import load_rules
@@ -156,15 +157,15 @@ class DMCLearner(TorchLearner):
         self.targets = EpisodeReturns(cfg.dmc.gamma, cfg.dmc.horizon)
         self.n_updates = 0
 
-    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
+    def setup(self, run: RunContext, checkpoint: Optional[Dict[str, Any]]) -> None:
         cfg, d = self.cfg, self.cfg.dmc
         r = load_rules(cfg.rules)
-        th.manual_seed(int(trainer.seed))
+        th.manual_seed(int(run.seed))
         self.device = resolve_device(cfg.batched.device)
         self.model = QNetwork(r.players, r.teams, list(cfg.network.pi), cfg.network.activation).to(self.device)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=d.learning_rate, eps=1e-5)
-        self.rng = np.random.Generator(np.random.PCG64(int(trainer.seed)))       # minibatch order
-        self.restore(trainer.resume if checkpoint is not None else None)
+        self.rng = np.random.Generator(np.random.PCG64(int(run.seed)))       # minibatch order
+        self.restore(run.resume if checkpoint is not None else None)
 
     def sampler_options(self) -> Dict[str, Any]:
         return {"epsilon": self.cfg.dmc.epsilon}

@@ -29,6 +29,33 @@ from experiments.config import ConfigError
 
 
 @dataclass
+class RunContext:
+    """What a learner sees of the run it is part of: not the trainer (as SB3's callbacks see the
+    locals they are handed, not the algorithm).  The trainer makes one per session."""
+
+    seed: int
+    """The session's seed (:func:`experiments.training.trainer.resume_seed`): the learner seeds torch,
+    its minibatch order and its own games from it."""
+    resume: Optional[Path] = None
+    """The checkpoint folder the session continues from (None: a new run); the learner reads its own files there."""
+    timesteps: int = 0
+    """Learner decisions already made (at the checkpoint)."""
+    quiet: bool = False
+    """No progress or messages."""
+    state: Dict[str, Any] = field(default_factory=dict)
+    """The run's state that every checkpoint saves in ``trainer.json``: a learner may keep counters of
+    its own here (RLlib: ``env_steps``, ``next_slot``); the trainer's keys are not the learner's to change."""
+    snapshots: List[Dict[str, Any]] = field(default_factory=list)
+    """The trainer-kept snapshot pool (loaded from the checkpoint); a learner that reads an older
+    checkpoint's own pool puts it here in :meth:`Learner.setup`."""
+    stopping: Callable[[], bool] = lambda: False
+    """Whether Ctrl-C asked the run to stop (a sampling learner ends its rollout early)."""
+    samplers_busy: Callable[[], bool] = lambda: False
+    """Whether a sampler process is playing right now (a rollout in flight; the learner then leaves
+    the second core to it)."""
+
+
+@dataclass
 class Iteration:
     """What one rollout and update of a learner gave the trainer (it writes the metrics rows)."""
 
@@ -50,9 +77,9 @@ class Iteration:
 class Learner(Protocol):
     """The methods every learner has (see the module docstring)."""
 
-    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
-        """Build the network (and, for a sampling learner, its envs), seeded from ``trainer.seed``;
-        ``checkpoint``: the ``trainer.json`` of the checkpoint ``trainer.resume`` to continue from
+    def setup(self, run: RunContext, checkpoint: Optional[Dict[str, Any]]) -> None:
+        """Build the network (and, for a sampling learner, its envs), seeded from ``run.seed``;
+        ``checkpoint``: the ``trainer.json`` of the checkpoint ``run.resume`` to continue from
         (the learner reads its own files there; a file that does not fit the config is a ConfigError)."""
 
     def actor(self) -> Dict[str, Any]:
@@ -95,7 +122,7 @@ class SamplingLearner(Learner, Protocol):
 
     def iterate(self, remaining: int, snapshots: Optional[List[Dict[str, Any]]]) -> Optional[Iteration]:
         """One rollout and one update (``remaining``: decisions left in the run; ``snapshots``: the
-        pool when it changed, else None).  None when Ctrl-C (``trainer.stop``) cut the rollout: the
+        pool when it changed, else None).  None when Ctrl-C (``run.stopping()``) cut the rollout: the
         learner is then as it was after its last update."""
 
 
@@ -172,5 +199,5 @@ register_backend("dmc", "experiments.training.dmc:DMCLearner", "rollout",
                  "experiments.training.config:validate_dmc", description="Deep Monte-Carlo on the batched games")
 
 
-__all__ = ["Iteration", "Learner", "RolloutLearner", "SamplingLearner", "Backend", "register_backend",
+__all__ = ["RunContext", "Iteration", "Learner", "RolloutLearner", "SamplingLearner", "Backend", "register_backend",
            "unregister_backend", "backend", "backend_names"]

@@ -127,7 +127,7 @@ class RLlibLearner:
         self.cfg = cfg
         self.algo = None
         self.owns_ray = False
-        self.trainer: Any = None
+        self.run: Any = None                     # the RunContext of setup
 
     # -------------------------------------------------------- weights
     def learner_state(self) -> Dict[str, Any]:
@@ -153,27 +153,27 @@ class RLlibLearner:
         if fill_all:
             self.push_modules({m: st for m in slots})
             return
-        state = self.trainer.state
+        state = self.run.state
         k = int(state.get("next_slot", 0)) % len(slots)
         self.push_modules({slots[k]: st})
         state["next_slot"] = k + 1
 
     # -------------------------------------------------------- setup
-    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
+    def setup(self, run: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
         cfg = self.cfg
         s = cfg.rllib
-        self.trainer = trainer
-        trainer.state.setdefault("next_slot", 0)
-        trainer.state.setdefault("env_steps", 0)
+        self.run = run
+        run.state.setdefault("next_slot", 0)
+        run.state.setdefault("env_steps", 0)
         if checkpoint is not None:
             try:
-                require_trust(trainer.resume / "algorithm", "an RLlib Algorithm checkpoint")
+                require_trust(run.resume / "algorithm", "an RLlib Algorithm checkpoint")
             except ValueError as e:
                 raise ConfigError(f"resume: {e}") from None
-        self.owns_ray = init_ray(s.address, num_cpus=s.num_cpus, quiet=trainer.quiet, ship_code=bool(s.ship_code))
-        self.algo = build_algo_config(cfg, trainer.seed).build_algo()
+        self.owns_ray = init_ray(s.address, num_cpus=s.num_cpus, quiet=run.quiet, ship_code=bool(s.ship_code))
+        self.algo = build_algo_config(cfg, run.seed).build_algo()
         if checkpoint is not None:
-            self.algo.restore_from_path(str((trainer.resume / "algorithm").resolve()))
+            self.algo.restore_from_path(str((run.resume / "algorithm").resolve()))
             # snapshot slots are not synced by PPO's weight sync: push them from the restored learner group
             slots = snapshot_ids(env_config(cfg, 0)["pool_size"])
             if slots:
@@ -185,7 +185,7 @@ class RLlibLearner:
     def describe(self, info: Dict[str, Any]) -> str:
         s = self.cfg.rllib
         info["seeds"]["python/numpy/torch/rllib"] = info["seeds"].pop("python/numpy/torch")
-        info["seeds"]["envs"] = (f"base {self.trainer.seed}, per env: SeedSequence([base, env runner index, "
+        info["seeds"]["envs"] = (f"base {self.run.seed}, per env: SeedSequence([base, env runner index, "
                                  f"vector index])")
         info["versions"]["ray"] = ray.__version__
         info["ray"] = {"address": resolve_address(s.address) or "local", "num_env_runners": s.num_env_runners,
@@ -201,7 +201,7 @@ class RLlibLearner:
         """One RLlib training iteration (sampling, then the PPO update)."""
         t0 = time.perf_counter()
         r = self.algo.train()
-        return iteration_of(r, time.perf_counter() - t0, self.trainer.state)
+        return iteration_of(r, time.perf_counter() - t0, self.run.state)
 
     # -------------------------------------------------------- checkpoints
     def save(self, folder: Path) -> Dict[str, Any]:

@@ -159,7 +159,7 @@ class _Hooks(BaseCallback):
         self.learner = learner
 
     def _on_step(self) -> bool:
-        if self.learner.trainer.stop.requested:
+        if self.learner.run.stopping():
             return False                  # Ctrl-C: SB3 stops after this step, before the update
         for info in self.locals["infos"]:
             r = info.get("selfplay")
@@ -178,42 +178,42 @@ class SB3Learner:
 
     def __init__(self, cfg: TrainConfig):
         self.cfg = cfg
-        self.trainer: Any = None
+        self.run: Any = None                     # the RunContext of setup
         self.venv: Any = None
         self.model: Any = None
         self.games: List[Dict[str, Any]] = []
         self.episodes: List[Tuple[float, int]] = []
         self.iterations = 0
 
-    def setup(self, trainer: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
+    def setup(self, run: Any, checkpoint: Optional[Dict[str, Any]]) -> None:
         cfg = self.cfg
-        self.trainer = trainer
+        self.run = run
         th.distributions.Distribution.set_default_validate_args(False)   # skip per-step argument checks
-        legacy = self.check_resume_files(trainer.resume) if checkpoint is not None else False
-        self.venv = make_vec_env(env_kwargs(cfg), cfg.n_envs, trainer.seed, subprocess=cfg.vec_env == "subproc")
+        legacy = self.check_resume_files(run.resume) if checkpoint is not None else False
+        self.venv = make_vec_env(env_kwargs(cfg), cfg.n_envs, run.seed, subprocess=cfg.vec_env == "subproc")
         if checkpoint is None:
             self.model = build_model(cfg, self.venv, cfg.seed)
         elif legacy:                       # an older checkpoint: pickles, allowed by HANDFOOT_TRUST_PICKLE=1
-            self.model = MaskablePPO.load(str(trainer.resume / "model.zip"), env=self.venv, device="cpu",
+            self.model = MaskablePPO.load(str(run.resume / "model.zip"), env=self.venv, device="cpu",
                                           custom_objects={"policy_class": HandFootPolicy})
-            self.model.set_random_seed(trainer.seed)
-            with open(trainer.resume / LEGACY_SNAPSHOTS, "rb") as f:
-                trainer.snapshots = pickle.load(f)
+            self.model.set_random_seed(run.seed)
+            with open(run.resume / LEGACY_SNAPSHOTS, "rb") as f:
+                run.snapshots = pickle.load(f)
         else:
-            self.model = build_model(cfg, self.venv, trainer.seed)
+            self.model = build_model(cfg, self.venv, run.seed)
             try:
-                with np.load(trainer.resume / MODEL_STATE, allow_pickle=False) as z:
+                with np.load(run.resume / MODEL_STATE, allow_pickle=False) as z:
                     load_model_state(self.model, z, checkpoint["model"])
             except (KeyError, ValueError, RuntimeError) as e:
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise ConfigError(f"resume: {trainer.resume / MODEL_STATE} does not fit the model of the config "
+                raise ConfigError(f"resume: {run.resume / MODEL_STATE} does not fit the model of the config "
                                   f"(network or ppo settings changed?): {first[:200]}") from None
-        self.model.num_timesteps = trainer.timesteps
+        self.model.num_timesteps = run.timesteps
         self.venv.env_method("set_learner", self.actor())    # the games dealt at reset may need them
-        self.venv.env_method("set_snapshots", trainer.snapshots)
+        self.venv.env_method("set_snapshots", run.snapshots)
         # the trainer writes every record: SB3's own logger has no outputs (its values are read here)
         self.model.set_logger(Logger(folder=None, output_formats=[]))
-        remaining = cfg.total_timesteps - trainer.timesteps
+        remaining = cfg.total_timesteps - run.timesteps
         self.total, self.callback = self.model._setup_learn(remaining, _Hooks(self), reset_num_timesteps=False)
         self.callback.on_training_start(locals(), globals())
 
@@ -254,7 +254,7 @@ class SB3Learner:
                          update=stats)
 
     def describe(self, info: Dict[str, Any]) -> str:
-        info["seeds"]["envs"] = f"worker i: {self.trainer.seed} + i"
+        info["seeds"]["envs"] = f"worker i: {self.run.seed} + i"
         return f"MaskablePPO, {self.cfg.n_envs} envs ({self.cfg.vec_env})"
 
     def save(self, folder: Path) -> Dict[str, Any]:

@@ -101,7 +101,7 @@ from experiments.runs import (
     write_text,
 )
 from experiments.training.config import TrainConfig, check_agents
-from experiments.training.learner import Iteration, backend
+from experiments.training.learner import Iteration, RunContext, backend
 from experiments.training.sampler_group import SamplerGroup, SamplersLost
 
 SNAPSHOTS_FILE = "snapshots.npz"
@@ -200,7 +200,11 @@ class Trainer:
         self.seed = resume_seed(cfg.seed, self.timesteps)
         if checkpoint is not None and not self.own_snapshots and (self.resume / SNAPSHOTS_FILE).is_file():
             self.snapshots = load_snapshots(self.resume / SNAPSHOTS_FILE)
-        self.learner.setup(self, checkpoint)
+        run = RunContext(seed=self.seed, resume=self.resume, timesteps=self.timesteps, quiet=self.quiet,
+                         state=self.state, snapshots=self.snapshots, stopping=lambda: self.stop.requested,
+                         samplers_busy=lambda: self.samplers is not None and self.samplers.busy())
+        self.learner.setup(run, checkpoint)
+        self.snapshots = run.snapshots
         if checkpoint is not None:
             self.state.update(checkpoint["state"])
             truncate_metrics(self.run, self.timesteps)     # only once the checkpoint has loaded
