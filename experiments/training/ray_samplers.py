@@ -18,12 +18,17 @@ reports its node, process and the time it spent playing (:meth:`SamplerActor.inf
 """
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
 from typing import Any, Dict, List, Optional
 
 from experiments.training.sampler_group import SamplerLost, SamplersLost
+
+
+#: how long the run's first log lines wait for the actors to say where they run
+DESCRIBE_WAIT_S = 60
 
 
 class SamplerActor:
@@ -61,12 +66,19 @@ class RayTransport:
     name = "Ray actor"
 
     def __init__(self, address: Optional[str] = None, cpus_per_sampler: float = 1.0, num_cpus: Optional[int] = None,
-                 quiet: bool = True):
+                 quiet: bool = True, samplers: int = 1):
         from experiments.ray_cluster import init_ray
-        self.started = init_ray(address, num_cpus=num_cpus, quiet=quiet)
+        # a private local Ray declares at least the CPUs its actors reserve (as many sampler processes
+        # as that would share this machine's cores too); a cluster's nodes declare their own
+        need = math.ceil(samplers * float(cpus_per_sampler))
+        self.started = init_ray(address, num_cpus=max(num_cpus or os.cpu_count() or 1, need), quiet=quiet)
         import ray
         self.ray = ray
         self.cpus = float(cpus_per_sampler)
+        have = ray.cluster_resources().get("CPU", 0)
+        self.notes = ([] if have >= need else
+                      [f"Ray: the cluster has {have:g} CPUs and the {samplers} sampler actors reserve {need}: "
+                       "the others wait until CPUs are free (more nodes, or fewer batched.samplers)"])
         self.remote = ray.remote(SamplerActor)
         self.actors: Dict[int, Any] = {}
 
@@ -104,11 +116,18 @@ class RayTransport:
         ray = self.ray
         res = ray.cluster_resources()
         nodes = [n for n in ray.nodes() if n.get("Alive")]
-        infos = ray.get([a.info.remote() for a in self.actors.values()])
+        refs = [a.info.remote() for a in self.actors.values()]
+        done, waiting = ray.wait(refs, num_returns=len(refs), timeout=DESCRIBE_WAIT_S)
         lines = [f"Ray: {len(nodes)} node(s), {res.get('CPU', 0):g} CPUs, {res.get('GPU', 0):g} GPUs; "
                  f"{len(self.actors)} sampler actor(s) of {self.cpus:g} CPU"]
+        try:
+            infos = sorted(ray.get(done), key=lambda i: i["index"])
+        except ray.exceptions.RayActorError:          # an actor died at its start: the group replaces it
+            infos = []
         lines += [f"  sampler {i['index']}: node {i['node']}, pid {i['pid']}, {i['games']} games" for i in infos]
-        return lines
+        if waiting:
+            lines.append(f"  {len(waiting)} sampler actor(s) not started after {DESCRIBE_WAIT_S} s (waiting for CPUs?)")
+        return self.notes + lines
 
     def pids(self) -> List[int]:
         """The actors' process ids (for fault-injection tests and monitoring)."""
@@ -133,7 +152,7 @@ def transport_for(cfg: Any) -> Optional[RayTransport]:
     b = cfg.batched
     if b.ray is None:
         return None
-    return RayTransport(None if b.ray == "local" else b.ray, b.cpus_per_sampler)
+    return RayTransport(None if b.ray == "local" else b.ray, b.cpus_per_sampler, samplers=int(b.samplers))
 
 
 __all__ = ["RayTransport", "SamplerActor", "transport_for"]

@@ -13,6 +13,7 @@ import numpy as np
 import torch as th
 
 from agents.policy import NON_FINITE_Q, NumpyPolicy, QPolicy, is_q
+from agents.base import play_agent_move
 from agents.registry import make_agent
 from experiments.training.config import SELF, SNAPSHOTS
 from experiments.training.selfplay import OpponentPool, random_opponent, shaping_potential
@@ -22,11 +23,9 @@ from handfoot_env.episode import EpisodeRules, episode_winner, round_reward, win
 from handfoot_env.observation import (
     encode_observation,
     encode_state,
-    mask_of,
     observation_size,
     state_size,
 )
-from handfoot_env.view import seat_view
 
 
 LEARN, SELF_NET, SNAP, AGENT = 0, 1, 2, 3      # how a seat is played
@@ -352,20 +351,11 @@ class Sampler:
             if role[p] != AGENT:
                 break
             agent = player[p]
+            legal = g.legal_actions()
             if agent is None:
-                legal = g.legal_actions()
                 g.apply_legal(random_opponent(g, p, legal, self.py_rng))
             else:
-                view = seat_view(g, p)
-                obs = None
-                if agent.needs_observation:
-                    obs = {"observation": encode_observation(g, p, list(view.legal_actions)),
-                           "action_mask": mask_of(view.legal_actions)}
-                a = int(agent.act(obs, view))
-                if a in view.legal_actions:
-                    g.apply_legal(a)
-                else:
-                    g.step(a)                    # IllegalActionError naming the reason
+                play_agent_move(agent, g, p, legal)
             n += 1
         self.actions += n
 

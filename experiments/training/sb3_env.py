@@ -70,6 +70,7 @@ from gymnasium import spaces
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper
 
+from agents.base import agent_action
 from agents.policy import NumpyPolicy
 from agents.registry import make_agent
 from handfoot_env.actions import NUM_ACTIONS
@@ -83,7 +84,6 @@ from handfoot_env.observation import (
     observation_size,
     state_size,
 )
-from handfoot_env.view import seat_view
 from experiments.processes import sigint_ignored, worker_init
 from experiments.training.config import SELF, SNAPSHOTS
 from experiments.training.selfplay import OpponentPool, shaping_potential
@@ -211,10 +211,7 @@ class SeatEnv(gym.Env):
             if pol is None:
                 raise RuntimeError("SeatEnv: no learner weights set (call set_learner first)")
             return pol.act(encode_observation(g, p, legal), mask_of(legal), self.rng)
-        obs = None
-        if getattr(who, "needs_observation", False):
-            obs = {"observation": encode_observation(g, p, legal), "action_mask": mask_of(legal)}
-        return int(who.act(obs, seat_view(g, p)))
+        return agent_action(who, g, p, legal)
 
     def _advance(self) -> float:
         """Play the other seats until the learner must act or the game ends; the learner's reward meanwhile."""
