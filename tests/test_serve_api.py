@@ -117,6 +117,11 @@ def test_foreign_hosts_are_refused(client):
     assert status == 400
 
 
+def test_the_page_has_an_icon(client):
+    status, icon = client.call("GET", "/favicon.ico")
+    assert status == 200 and icon.startswith("<svg")
+
+
 def test_rate_and_table_limits(tmp_path):
     s = ThreadServer(tmp_path / "t.sqlite", rate=5, burst=5, max_tables=2)
     try:

@@ -206,7 +206,7 @@
     // the finished round: who went out, each line of the breakdown, the totals and the last board
     var h = '<h2 id="re-title">Round ' + E.round + " is over" + (E.game_over ? ": the game is over" : "") + "</h2>" +
       '<p id="re-reason">' + esc(E.reason) + (E.last ? " (last move: player_" + E.last.player + " " +
-      esc(E.last.text) + ")" : "") + '</p><table id="re-sheet"><tr><th></th>';
+      esc(E.last.text) + ")" : "") + "</p>" + roundEndChoice(E) + '<table id="re-sheet"><tr><th></th>';
     E.teams.forEach(function (_, t) { h += "<th>team " + t + " <small>" + members(t) + "</small></th>"; });
     h += "</tr>";
     E.items.forEach(function (it) {
@@ -222,14 +222,18 @@
     h += '<p id="re-left">Cards left: ' + E.cards_left.map(function (n, p) {
       return "player_" + p + " " + n + (E.foot_picked_up[p] ? "" : " (foot unplayed)");
     }).join(" \u00B7 ") + "</p>";
-    var next = E.game_over ? "" : "round " + (E.round + 1);
-    if (S.waiting.indexOf(S.seat) >= 0)
-      h += '<button id="act-next" data-action="next_round">Seen: deal ' + next + "</button>";
-    else if (S.waiting.length)
-      h += '<p id="re-wait">Waiting for ' + S.waiting.map(function (p) { return "player_" + p; }).join(", ") +
-        " to see the sheet before " + next + " is dealt.</p>";
-    else h += '<button id="re-close">Close</button>';
     return h;
+  }
+  function roundEndChoice(E) {
+    // the person confirms the sheet (the next deal waits for everyone), or sees whom the table waits for
+    var next = "round " + (E.round + 1);
+    if (S.waiting.indexOf(S.seat) >= 0)
+      return '<div class="re-choice"><button id="act-next" data-action="next_round">Seen: deal ' + next +
+        "</button></div>";
+    if (S.waiting.length)
+      return '<p id="re-wait" class="re-choice">Waiting for ' + S.waiting.map(function (p) { return "player_" + p; })
+        .join(", ") + " to see the sheet before " + next + " is dealt.</p>";
+    return '<div class="re-choice"><button id="re-close">Close</button></div>';
   }
   function status() {
     if (S.game_over) return "Game over";
