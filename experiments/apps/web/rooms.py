@@ -257,6 +257,7 @@ class Room:
         except sqlite3.Error as e:                  # nothing was applied: the table stays as it was
             raise TableError(f"the server could not save the action ({e}); try again", 503) from None
         self._advance(a)
+        self.touch()
         if g.game_over:
             self.finish()
         self._changed()
