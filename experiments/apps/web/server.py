@@ -106,9 +106,9 @@ def client_key(host: str) -> str:
 
 
 class RateLimiter:
-    """A token bucket per key.  At most ``max_keys`` buckets are kept: full buckets (idle keys) go
-    first, then the least recently used; an evicted key starts again from a full bucket, so only keys
-    that have been quiet lose anything."""
+    """A token bucket per key.  At most ``max_keys`` buckets are kept, the least recently used going
+    first (an evicted key starts again from a full bucket, which a key quiet for ``burst / rate``
+    seconds has anyway); keys are client addresses and checked seats, which a client cannot make up."""
 
     def __init__(self, rate: float, burst: int, max_keys: int = 10_000):
         self.rate, self.burst = float(rate), float(burst)
@@ -121,18 +121,11 @@ class RateLimiter:
         now = time.monotonic()
         level, last = self.buckets.pop(key, (self.burst, now))
         level = min(self.burst, level + (now - last) * self.rate)
-        if len(self.buckets) >= self.max_keys:
-            self._evict(now)
+        while len(self.buckets) >= self.max_keys:
+            self.buckets.popitem(last=False)
         ok = level >= 1
         self.buckets[key] = (level - 1 if ok else level, now)
         return ok
-
-    def _evict(self, now: float) -> None:
-        full = self.burst / self.rate
-        for k in [k for k, (level, last) in self.buckets.items() if now - last >= full]:
-            del self.buckets[k]
-        while len(self.buckets) >= self.max_keys:
-            self.buckets.popitem(last=False)
 
 
 def _error(message: str, status: int) -> JSONResponse:
