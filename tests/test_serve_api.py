@@ -117,6 +117,11 @@ def test_foreign_hosts_are_refused(client):
     assert status == 400
 
 
+def test_the_page_has_an_icon(client):
+    status, icon = client.call("GET", "/favicon.ico")
+    assert status == 200 and icon.startswith("<svg")
+
+
 def test_rate_and_table_limits(tmp_path):
     s = ThreadServer(tmp_path / "t.sqlite", rate=5, burst=5, max_tables=2)
     try:
@@ -205,13 +210,14 @@ def test_finished_games_are_written_to_the_records_folder(tmp_path):
     assert room.over and replay_record(rec).scores == room.game.scores and rec["meta"]["table"] == room.id
 
 
-def test_a_failed_write_changes_nothing_and_a_tampered_file_is_refused(tmp_path, capsys):
+def test_a_failed_write_changes_nothing_and_a_tampered_table_is_reported_and_skipped(tmp_path, capsys):
     from experiments.apps.web.rooms import TableError, Tables
     from experiments.apps.web.store import Store
     db = tmp_path / "t.sqlite"
-    tables = Tables(Store(db))
+    tables = Tables(Store(db), allow_chosen_seeds=True)
     room, tokens = tables.create({"rules": "pagat", "seats": ["human", "greedy", "human", "greedy"], "seed": 7,
                                   "pace_ms": 0})
+    other, _ = tables.create({"rules": "pagat", "seats": ["human", "greedy", "greedy", "greedy"], "pace_ms": 0})
     room.act(0, "draw")
     before = room.message(0)
     tables.store.db.close()                            # the disk went away
@@ -220,6 +226,15 @@ def test_a_failed_write_changes_nothing_and_a_tampered_file_is_refused(tmp_path,
     assert e.value.status == 503 and room.message(0) == before and room.seq == 1
     import sqlite3
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE actions SET action = 'pickup' WHERE seq = 0")
-    assert cli_main(["serve", "--db", str(db), "--port", "0"]) == 2
-    assert "stored action 1 ('pickup' by player_0) does not replay" in capsys.readouterr().err
+        con.execute("UPDATE actions SET action = 'pickup' WHERE seq = 0 AND table_id = ?", (room.id,))
+        con.execute("INSERT INTO tables (id, created, rules, seats, seed, pace_ms, token_digests) "
+                    "VALUES ('garbled', 0, 'pagat', 'not json', 1, 0, '[]')")
+    capsys.readouterr()
+    again = Tables(Store(db))                          # the server starts with the tables that replay
+    err = capsys.readouterr().err
+    assert f"table {room.id} skipped: table {room.id}: stored action 1 ('pickup' by player_0) does not replay" in err
+    assert "table garbled skipped: unreadable row" in err
+    assert set(again.rooms) == {other.id} and set(again.damaged) == {room.id, "garbled"}
+    with pytest.raises(TableError, match="stored log is damaged") as e:
+        again.get(room.id)
+    assert e.value.status == 410

@@ -5,7 +5,11 @@ downloaded browser).
   melds and discards) against three agents;
 * two browser contexts are partners: one asks to go out, the other sees the
   question arrive and answers it;
-* a reload in mid-game brings the seat back as it was, and play goes on.
+* a reload in mid-game brings the seat back as it was, and play goes on;
+* at every round's end the page shows who went out, each line of the score
+  sheet, the totals and the last board, and the next deal waits for the person;
+* an unopened seat sees how far it is from the minimum and why it may not
+  discard; a mistyped seat link says so and stops.
 
 Screenshots go to ``test-artifacts/`` (or ``$HANDFOOT_TEST_ARTIFACTS``).
 """
@@ -59,6 +63,14 @@ def click_and_wait(page, selector):
     page.wait_for_function(f"document.body.dataset.seq > {before}", timeout=20000)
 
 
+def click_and_wait_sheet(page) -> bool:
+    """Confirm the round's sheet; the page leaves it once the next deal may start."""
+    page.click("#act-next")
+    page.wait_for_function("document.body.dataset.waiting === '0' || document.body.dataset.over === '1'",
+                           timeout=20000)
+    return False
+
+
 def pick_cards(page, codes):
     """Click cards of these codes in the hand (each card once)."""
     used = set()
@@ -72,11 +84,34 @@ def pick_cards(page, codes):
                 break
 
 
+def round_end_shown(page, client, table, token) -> dict:
+    """The finished round's sheet on the page, checked line by line against the server's; the table waits."""
+    state = client.state(table, token)
+    end = state["round_end"]
+    page.wait_for_selector("#round-end", state="visible")
+    text = page.inner_text("#round-end")
+    assert f"Round {end['round']} is over" in text and end["reason"] in text
+    if end["went_out"] is None:
+        assert "the stock ran out" in end["reason"]
+    else:
+        assert end["reason"].startswith(f"player_{end['went_out']} (") and end["reason"].endswith("went out")
+    for key, label in end["items"]:
+        row = page.locator(f"#re-sheet tr.item-{key} td").all_inner_texts()
+        assert row == [label] + [str(t[key]) for t in end["teams"]], (key, row)
+    assert page.locator("#re-sheet tr.game td").all_inner_texts() == ["game total"] + [str(x) for x in end["scores"]]
+    assert [sum(t[k] for k, _ in end["items"] if k != "total") for t in end["teams"]] == end["round_scores"]
+    groups = sum(len(b) + len(m) for b, m in zip(end["books"], end["melds"])) + sum(1 for r in end["red_threes"] if r)
+    assert page.locator("#round-end .meld").count() == groups
+    return state
+
+
 def play_turn(page, screenshot=None) -> bool:
     """One decision by clicking: answer, draw, red three, the largest meld (chosen card by card), discard.
 
     ``screenshot``: a path to save the page at, with the meld's cards chosen (returns whether it did)."""
     names = legal(page)
+    if "next_round" in names:
+        return click_and_wait_sheet(page)
     if "answer_yes" in names:
         return click_and_wait(page, "#act-yes")
     for name, button in (("draw", "#act-draw"), ("lay_red_three", "#act-red3")):
@@ -115,16 +150,28 @@ def test_a_person_plays_a_whole_game_by_clicking(server, browser):
                                                                                "champion"], 21, 0)
     try:
         assert len(page.locator("#hand .card").all()) == len(client.state(table, token)["hand"])
-        decisions, shot = 0, False
+        decisions, shot, sheets = 0, False, []
         while page.evaluate("document.body.dataset.over") != "1":
             page.wait_for_function("document.body.dataset.toAct === '1' || document.body.dataset.over === '1'")
             if page.evaluate("document.body.dataset.over") == "1":
                 break
+            if "next_round" in legal(page):
+                at_end = round_end_shown(page, client, table, token)
+                assert at_end["waiting"] == [0] and at_end["seq"] == seq(page)
+                if not sheets:
+                    page.screenshot(path=str(_artifacts() / "serve_round_end.png"))
+                sheets.append(at_end["round_end"]["round"])
+                assert client.state(table, token)["seq"] == at_end["seq"]       # the agents wait for the person
             shot |= bool(play_turn(page, None if shot or decisions < 40 else _artifacts() / "serve_table.png"))
             decisions += 1
             assert decisions < 2000
         state = client.state(table, token)
         assert state["game_over"] and seq(page) == state["seq"]
+        assert sheets == list(range(1, len(state["round_scores"])))               # every round but the last
+        final = round_end_shown(page, client, table, token)                         # the last one, at the end
+        assert final["round_end"]["game_over"] and "the game is over" in page.inner_text("#re-title")
+        page.click("#re-close")
+        assert page.is_hidden("#round-end")
         assert "wins" in page.inner_text("#over") or "draw" in page.inner_text("#over")
         for t, score in enumerate(state["scores"]):
             assert page.inner_text(f"#team-{t} .score").strip() == str(score)
@@ -141,7 +188,9 @@ def test_a_person_plays_a_whole_game_by_clicking(server, browser):
 def api_turn(client, table, token, state):
     names = state["legal"]
     melds = [n for n in names if n.startswith("meld:")]
-    if "answer_yes" in names:
+    if "next_round" in names:
+        name = "next_round"
+    elif "answer_yes" in names:
         name = "answer_yes"
     elif "draw" in names:
         name = "draw"
@@ -154,23 +203,37 @@ def api_turn(client, table, token, state):
 
 
 def test_partners_in_two_browsers_ask_and_answer(server, browser):
+    from agents.base import agent_action
+    from agents.registry import make_agent
+    from handfoot_env.actions import ACTION_NAMES
     client = Client(server.port)
-    out = client.create(rules="pagat", seats=["human", "greedy", "human", "greedy"], seed=4, pace_ms=0)
+    out = client.create(rules="pagat", seats=["human", "greedy", "human", "greedy"], seed=1, pace_ms=0)
     table = out["table"]
     tokens = {e["seat"]: e["token"] for e in out["seats"] if "token" in e}
+    game = server.web.tables.rooms[table].game
+    players = {p: make_agent("strategic", p) for p in tokens}   # the persons' choices, made through the API
+    for p, agent in players.items():
+        agent.reset(p, game.rules, p)
     errors = []
     ctx_a, page_a = open_seat(browser, out["seats"][0]["url"], errors)
     ctx_b, page_b = open_seat(browser, out["seats"][2]["url"], errors)
     try:
-        asker = None
-        for _ in range(3000):                              # play by the API until a partner may ask
+        asker, refused = None, 0
+        for _ in range(3000):                   # play until a partner may ask, with the team's books
             state = client.state(table, tokens[0])
-            seat = state["current"]
+            seat = state["waiting"][0] if state["waiting"] else state["current"]
             state = client.state(table, tokens[seat])
             if "ask_go_out" in state["legal"]:
-                asker = seat
-                break
-            api_turn(client, table, tokens[seat], state)
+                page = page_a if seat == 0 else page_b
+                page.wait_for_function(f"document.body.dataset.seq >= {state['seq']}")
+                if state["books_met"][state["team"]]:
+                    asker = seat
+                    break
+                assert page.is_hidden("#act-ask") and "Going out needs" in page.inner_text("#hint")
+                refused += 1
+            name = "next_round" if state["waiting"] else ACTION_NAMES[agent_action(players[seat], game, seat)]
+            status, _ = client.act(table, tokens[seat], name, state["seq"])
+            assert status == 200
         assert asker is not None, "no position to ask in this game"
         asking, answering = (page_a, page_b) if asker == 0 else (page_b, page_a)
         at = client.state(table)["seq"]
@@ -184,7 +247,8 @@ def test_partners_in_two_browsers_ask_and_answer(server, browser):
         assert asking.is_disabled("#act-draw") and asking.inner_text("#status").endswith("answers")
         click_and_wait(answering, "#act-no")
         asking.wait_for_function(f"document.body.dataset.seq >= {seq(answering)}")
-        assert "answer_no" in asking.inner_text("#log") and asking.evaluate("document.body.dataset.toAct") == "1"
+        assert f"no, player_{asker} may not go out yet" in asking.inner_text("#log")      # the log speaks words
+        assert asking.evaluate("document.body.dataset.toAct") == "1"
         assert errors == []
     finally:
         ctx_a.close()
@@ -214,6 +278,62 @@ def test_a_reload_resumes_the_seat(server, browser):
         client.close()
 
 
+def test_an_unopened_seat_sees_its_progress_and_why_it_may_not_discard(server, browser):
+    from handfoot_env.cards import CODES, VALUES
+    client = Client(server.port)
+    for seed in range(1, 40):                   # a deal where a small first meld stays under the minimum
+        out = client.create(rules="pagat", seats=["human"] + ["greedy"] * 3, seed=seed, pace_ms=0)
+        table, token = out["table"], out["seats"][0]["token"]
+        state = client.state(table, token)
+        if state["legal"] != ["draw"]:
+            continue
+        _, state = client.act(table, token, "draw", state["seq"])
+        melds = [n for n in state["legal"] if n.startswith("meld:") and n.split(":")[1] != "W"]
+        if not melds:
+            continue
+        name = min(melds, key=lambda n: sum(int(x) for x in n.split(":")[2:]) * VALUES[CODES.index(n.split(":")[1])])
+        _, state = client.act(table, token, name, state["seq"])
+        if not state["opened"][0] and state["discard_reason"]:
+            break
+    else:
+        pytest.fail("no deal with a first meld under the minimum")
+    errors = []
+    ctx, page = open_seat(browser, out["seats"][0]["url"], errors)
+    try:
+        melded, need = state["prov_value"], state["minimum"]
+        hint = page.inner_text("#hint")
+        assert f"your team has melded {melded} of the {need} needed, {need - melded} to go" in hint
+        assert "Discard is not available: provisional melds must reach the minimum of 50" in hint
+        assert page.is_visible("#act-discard") and page.is_disabled("#act-discard")
+        assert f"not opened: {melded} of {need} melded" in page.inner_text("#team-0")
+        assert "books 0/0/0 of 2/2/1 to go out" in page.inner_text("#team-0")
+        assert "clean" in page.inner_text("#teams .legend")
+        assert " 1 cards" not in page.inner_text("#seats")
+        log = page.inner_text("#log")
+        assert "player_0: draw two cards from the stock" in log and "meld:" not in log
+        # a 10 in a meld's fan shows both digits in the part of the card that is not covered
+        page.evaluate("""document.getElementById('teams').insertAdjacentHTML('beforeend',
+          '<div class="meld clean" id="tens"><div class="fan mini">' +
+          '<div class="card n ten"><span class="ix">10</span></div>'.repeat(3) + '</div></div>')""")
+        boxes = page.evaluate("[...document.querySelectorAll('#tens .card')].map(c => [c.getBoundingClientRect().left,"
+                              " c.querySelector('.ix').getBoundingClientRect().right])")
+        assert all(right <= nxt_left + 0.5 for (_, right), (nxt_left, _) in zip(boxes, boxes[1:])), boxes
+        assert page.locator("#hand .card.ten").count() == state["hand"].count("10")
+        assert errors == []
+    finally:
+        ctx.close()
+    ctx = browser.new_context(bypass_csp=True)
+    wrong = ctx.new_page()
+    try:
+        wrong.goto(out["seats"][0]["url"].split("#")[0] + "#not-the-token")
+        wrong.wait_for_function("document.body.dataset.fatal === '1'")
+        assert "not a seat at this table" in wrong.inner_text("#status") and wrong.is_hidden("#mine")
+        assert wrong.inner_text("#conn") == ""
+    finally:
+        ctx.close()
+        client.close()
+
+
 def test_the_start_page_creates_a_table(server, browser):
     errors = []
     ctx = browser.new_context(bypass_csp=True)
@@ -222,6 +342,13 @@ def test_the_start_page_creates_a_table(server, browser):
     try:
         page.goto(f"http://127.0.0.1:{server.port}/")
         page.wait_for_selector("#seat-3")
+        assert "partner of player_2" in page.inner_text("label:has(#seat-0)")
+        page.select_option("#rules", "six_player")
+        page.wait_for_selector("#seat-5")
+        assert "champion" not in page.locator("#seat-1 option").all_inner_texts()
+        page.select_option("#rules", "pagat")
+        page.wait_for_selector("#seat-3")
+        assert "champion" in page.locator("#seat-1 option").all_inner_texts()
         page.select_option("#seat-2", "human")
         page.fill("#pace", "0")
         page.click("#create")
@@ -234,3 +361,28 @@ def test_the_start_page_creates_a_table(server, browser):
         assert errors == []
     finally:
         ctx.close()
+
+
+def test_the_start_page_says_why_a_chosen_seed_is_refused(tmp_path, browser):
+    strict = ThreadServer(tmp_path / "t.sqlite", allow_chosen_seeds=False)
+    ctx = browser.new_context(bypass_csp=True)
+    page = ctx.new_page()
+    try:
+        page.goto(f"http://127.0.0.1:{strict.port}/")
+        page.wait_for_selector("#seat-3")
+        assert "refused when more than one person" in page.inner_text("#seed-note")
+        page.select_option("#seat-2", "human")
+        page.fill("#seed", "9223372036854775807")
+        page.click("#create")
+        page.wait_for_function("document.getElementById('error').textContent !== ''")
+        assert "a chosen seed is refused" in page.inner_text("#error")
+        page.select_option("#seat-2", "greedy")                 # one person: the seed is taken and shown
+        page.click("#create")
+        page.wait_for_selector("#chosen-seed")
+        assert "9223372036854775807" in page.inner_text("#chosen-seed")
+        page.goto(page.get_attribute("#link-0", "href"))
+        page.wait_for_function("document.body.dataset.seq >= 0")
+        assert "seed 9223372036854775807 (chosen by the table's creator)" in page.inner_text("#where")
+    finally:
+        ctx.close()
+        strict.stop()

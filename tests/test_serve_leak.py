@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from experiments.apps.web.messages import seat_message  # noqa: E402
+from experiments.apps.web.messages import FACTS, seat_message  # noqa: E402
 from handfoot_env.actions import ACTION_INDEX  # noqa: E402
 from handfoot_env.cards import CODES, codes_of  # noqa: E402
 from handfoot_env.config import PRESETS, load_rules  # noqa: E402
@@ -79,6 +79,15 @@ def play(client: Client, rules: str, game: int):
     state = client.state(table, tokens[humans[0]])
     received.append((humans[0], state))
     while not state["game_over"]:
+        if state["waiting"]:                    # a round's sheet: every person confirms it, then play goes on
+            for seat in state["waiting"]:
+                seen = client.state(table, tokens[seat])
+                received.append((seat, seen))
+                assert seen["legal"] == ["next_round"] and seen["round_end"]["round"] == len(seen["round_scores"])
+                status, state = client.act(table, tokens[seat], "next_round", seen["seq"])
+                assert status == 200, state
+            state = client.state(table, tokens[humans[0]])
+            continue
         seat = state["current"]
         if state["seat"] != seat:
             state = client.state(table, tokens[seat])
@@ -109,7 +118,9 @@ def check(table, tokens, received, record, rules):
             g.step(ACTION_INDEX[name])
             applied += 1
         view = seat_view(g, 0 if seat is None else seat)
-        assert msg == seat_message(view, table, rules, record["players"], applied, spectator=seat is None)
+        facts = dict(msg, texts=[e.get("text") for e in msg["log"]])     # the table's own facts, as sent
+        assert msg == seat_message(view, table, rules, record["players"], applied, spectator=seat is None,
+                                   facts={k: facts[k] for k in FACTS})
         seen = Counter(codes_of(g.hands[seat]) + codes_of(view.pending)) if seat is not None else Counter()
         seen.update(CODES[k] for k in g.discard)
         shown = card_codes(msg, Counter())

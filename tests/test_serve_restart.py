@@ -24,7 +24,7 @@ from tests.web_client import Client, free_port, start_process  # noqa: E402
 KILLS = 4
 
 
-def drive(client: Client, tables, acked, seen, until: float, rng: random.Random) -> None:
+def drive(client: Client, tables, acked, seen, until: float, rng: random.Random, sheets=None) -> None:
     """People act at their seats until ``until`` (or until every game is over); remembers what was acknowledged."""
     while time.time() < until:
         busy = False
@@ -41,7 +41,10 @@ def drive(client: Client, tables, acked, seen, until: float, rng: random.Random)
                 if st["to_act"]:
                     choice = rng.choice(st["legal"])
                     status, after = client.act(tid, token, choice, st["seq"])
-                    if status == 200:
+                    if status == 200 and choice == "next_round":       # a round's sheet seen: kept too
+                        if sheets is not None:
+                            sheets.add((tid, st["round_end"]["round"], seat))
+                    elif status == 200:
                         acked[tid][st["seq"]] = (seat, choice)
                         seen[tid] = max(seen[tid], after["seq"])
                     else:
@@ -56,7 +59,7 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path):
     rng = random.Random(5)
     proc = start_process(db, port)
     client = Client(port, timeout=10)
-    tables, acked, seen = {}, {}, {}
+    tables, acked, seen, sheets = {}, {}, {}, set()
     layouts = [("pagat", ["human", "random", "greedy", "random"], 2),
                ("pagat", ["human", "greedy", "human", "random"], 0),
                ("individual", ["random", "human", "greedy"], 1),
@@ -67,7 +70,7 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path):
         acked[out["table"]] = {}
     try:
         for k in range(KILLS):
-            drive(client, tables, acked, seen, time.time() + rng.uniform(0.2, 1.5), rng)
+            drive(client, tables, acked, seen, time.time() + rng.uniform(0.2, 1.5), rng, sheets)
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)
             client.close()

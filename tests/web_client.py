@@ -69,13 +69,15 @@ class Client:
 
 
 class ThreadServer:
-    """The application served by uvicorn in a thread of this process."""
+    """The application served by uvicorn in a thread of this process (tests deal seeded games to several
+    persons, so chosen seeds are allowed unless ``allow_chosen_seeds=False``)."""
 
-    def __init__(self, db, **limits):
+    def __init__(self, db, allow_chosen_seeds: bool = True, app_options=None, **limits):
         import uvicorn
 
         from experiments.apps.web.server import Limits, make_app
-        self.web = make_app(db, limits=Limits(**{"rate": 0, **limits}))
+        self.web = make_app(db, limits=Limits(**{"rate": 0, **limits}), allow_chosen_seeds=allow_chosen_seeds,
+                            **(app_options or {}))
         self.port = free_port()
         config = uvicorn.Config(self.web.app, host="127.0.0.1", port=self.port, log_level="warning",
                                 ws="websockets-sansio", ws_max_size=self.web.limits.max_body)
@@ -98,7 +100,7 @@ def start_process(db, port: int, *extra: str) -> subprocess.Popen:
     """``handfoot serve`` as its own process; returns once it answers."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "experiments.apps.cli", "serve", "--port", str(port),
-                             "--db", str(db), "--rate", "0", *extra], cwd=ROOT, env=env,
+                             "--db", str(db), "--rate", "0", "--allow-chosen-seeds", *extra], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 60
     while True:

@@ -7,41 +7,74 @@ rules preset, seat labels, action count); it never sees the game.  The
 spectator's message is the same projection with the seat's own cards and
 choices removed: what every seat can see in common.
 
+The table's own facts that a view does not hold (readable action labels, the
+last round's sheet, who still has to see it, a chosen seed, a seat's reason why
+it may not discard) come in ``facts``, built by the table from public
+information (:mod:`experiments.apps.web.public`).  While a finished round's
+sheet waits for a person (``waiting``), that person's only choice is
+:data:`NEXT_ROUND` and nobody else may act.
+
 Cards are card codes (``"4"`` .. ``"A"``, ``"2"``, ``"JK"``, ``"3R"``, ``"3B"``);
 melds and books are counts ``{"slot", "naturals", "twos", "jokers"}`` (slot ``W`` is
 the wild meld); actions are the names of docs/actions.md.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
+from experiments.apps.web.public import books_met, going_out_books, meld_entry, round_minimum
 from handfoot_env.actions import ACTION_NAMES
-from handfoot_env.cards import CODES, SLOT_CODES, WILD_SLOT, codes_of
+from handfoot_env.cards import CODES, codes_of
+from handfoot_env.melds import meld_points
 from handfoot_env.view import SeatView
 
 #: how many of the latest actions a message lists (the whole round is in the record)
 LOG_LENGTH = 16
+#: the choice of a person who has to see a finished round's sheet before the next deal
+NEXT_ROUND = "next_round"
+#: the keys of ``facts`` (see the module docstring)
+FACTS = ("texts", "round_end", "waiting", "seed", "discard_reason", "trouble")
+
+_meld = meld_entry
 
 
-def _meld(slot: int, n: int, t: int, j: int) -> Dict[str, Any]:
-    kind = "wild" if slot == WILD_SLOT else ("clean" if t + j == 0 else "dirty")
-    return {"slot": SLOT_CODES[slot], "naturals": n, "twos": t, "jokers": j, "kind": kind}
+def _action(player: int, action: int, text: Optional[str] = None) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"player": int(player), "action": ACTION_NAMES[action]}
+    if text is not None:
+        out["text"] = text
+    return out
 
 
-def _action(player: int, action: int) -> Dict[str, Any]:
-    return {"player": int(player), "action": ACTION_NAMES[action]}
+def _table_points(v: SeatView, team: int) -> int:
+    """The public round points of ``team``: melded card values, book bonuses, red threes laid."""
+    r = v.rules
+    pts = sum(meld_points(s, n, t, j) for s, n, t, j in v.books[team])
+    pts += sum(meld_points(s, *m) for s, m in enumerate(v.melds[team]) if sum(m))
+    c = v.book_counts[team]
+    return pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + v.red_threes[team] * r.red_three_bonus
 
 
 def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str], seq: int,
-                 spectator: bool = False) -> Dict[str, Any]:
+                 spectator: bool = False, facts: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The state a seat is sent (``spectator``: the common part only, ``seat`` is ``None``).
 
     ``seq`` is the number of actions applied so far: an action posted with a
-    ``seq`` that is no longer current is stale.
+    ``seq`` that is no longer current is stale.  ``facts``: the table's own
+    public facts (keys :data:`FACTS`, each optional).
     """
     v = view
+    f = dict(facts or {})
     history = v.round_history
     own = not spectator
+    texts = list(f.get("texts") or [])
+    shown = history[-LOG_LENGTH:]
+    texts = texts[-len(shown):] if len(texts) >= len(shown) and shown else [None] * len(shown)
+    waiting = sorted(int(p) for p in (f.get("waiting") or ()))
+    need = going_out_books(v.rules, v.round)
+    to_act, legal = (v.to_act, list(v.legal_names)) if own else (False, [])
+    if waiting and own:
+        to_act = v.seat in waiting
+        legal = [NEXT_ROUND] if to_act else []
     msg: Dict[str, Any] = {
         "table": table,
         "seq": int(seq),
@@ -52,8 +85,8 @@ def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str],
         "players": list(players),
         "num_players": v.num_players,
         "team_of": list(v.team_of),
-        "to_act": v.to_act if own else False,
-        "legal": list(v.legal_names) if own else [],
+        "to_act": to_act,
+        "legal": legal,
         "hand": codes_of(v.hand) if own else [],
         "in_foot": v.in_foot if own else None,
         "pending": codes_of(v.pending) if own else [],
@@ -61,6 +94,7 @@ def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str],
         "foot_picked_up": list(v.foot_picked_up),
         "foot_sizes": list(v.foot_sizes),
         "played_foot": list(v.played_foot),
+        "table_points": [_table_points(v, t) for t in range(v.num_teams)],
         "melds": [[_meld(s, *m) for s, m in enumerate(team) if sum(m)] for team in v.melds],
         "books": [[_meld(*b) for b in team] for team in v.books],
         "book_counts": [list(b) for b in v.book_counts],
@@ -71,7 +105,9 @@ def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str],
         "stock_size": v.stock_size,
         "round": v.round,
         "rounds": v.rules.rounds,
-        "minimum": v.minimum,
+        "minimum": round_minimum(v.rules, v.round, v.minimum),
+        "going_out": list(need),
+        "books_met": [books_met(c, need) for c in v.book_counts],
         "scores": list(v.scores),
         "round_scores": [list(r) for r in v.round_scores],
         "phase": v.phase_name,
@@ -81,9 +117,14 @@ def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str],
         "permission": v.permission,
         "prov_value": v.prov_value,
         "last": _action(*history[-1]) if history else None,
-        "log": [_action(p, a) for p, a in history[-LOG_LENGTH:]],
+        "log": [_action(p, a, t) for (p, a), t in zip(shown, texts)],
         "game_over": v.game_over,
         "winner": winner(v.scores) if v.game_over else None,
+        "round_end": f.get("round_end"),
+        "waiting": waiting,
+        "seed": f.get("seed"),
+        "discard_reason": f.get("discard_reason") if own and to_act else None,
+        "trouble": f.get("trouble"),
     }
     return msg
 
@@ -95,4 +136,4 @@ def winner(scores: Sequence[int]) -> Optional[int]:
     return top[0] if len(top) == 1 else None
 
 
-__all__ = ["seat_message", "winner", "LOG_LENGTH"]
+__all__ = ["seat_message", "winner", "LOG_LENGTH", "NEXT_ROUND", "FACTS"]

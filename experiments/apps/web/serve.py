@@ -39,6 +39,12 @@ def serve_parser():
                     help="requests per second per client and seat, 0 for no limit (default 20)")
     ap.add_argument("--records", default=None, metavar="DIR",
                     help="also write every finished game's record to DIR/TABLE.json (the replay format)")
+    ap.add_argument("--allow-chosen-seeds", action="store_true",
+                    help="let a table of more than one person be dealt from a seed its creator chose (whoever "
+                         "chose it knows every hand; by default only a table of one person may choose)")
+    ap.add_argument("--abandon-after", type=float, default=6.0, metavar="HOURS",
+                    help="a table nobody has played at for this long stops counting against --max-tables and "
+                         "leaves memory; its links still work (default 6)")
     ap.add_argument("--durable", action="store_true",
                     help="sync every action to disk (survives a power cut, not only a killed server)")
     return ap
@@ -52,13 +58,15 @@ def serve_main(argv: Optional[Sequence[str]] = None) -> int:
         raise ValueError(f"--port must be between 0 and 65535, got {args.port}")
     if args.max_tables < 1 or args.rate < 0:
         raise ValueError("--max-tables must be at least 1 and --rate at least 0")
+    if not args.abandon_after > 0:
+        raise ValueError(f"--abandon-after must be a positive number of hours, got {args.abandon_after}")
     missing = [m for m in ("starlette", "uvicorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         raise ValueError(f"{MISSING} (missing: {', '.join(missing)})")
     import uvicorn
 
     from agents.registry import make_agent
-    from experiments.apps.web.server import LOCAL_HOSTS, Limits, make_app
+    from experiments.apps.web.server import Limits, is_local, make_app
     from experiments.apps.web.store import default_db_path
 
     for spec in args.agent:
@@ -67,15 +75,20 @@ def serve_main(argv: Optional[Sequence[str]] = None) -> int:
         if Path(args.records).exists() and not Path(args.records).is_dir():
             raise ValueError(f"--records {args.records}: not a folder")
         Path(args.records).mkdir(parents=True, exist_ok=True)
-    local = args.host in LOCAL_HOSTS
+    local = is_local(args.host)
     db = args.db or default_db_path()
     web = make_app(db, agents=args.agent, limits=Limits(max_tables=args.max_tables, rate=args.rate),
-                   local_only=local, durable=args.durable, records=args.records)
+                   local_only=local, durable=args.durable, records=args.records,
+                   allow_chosen_seeds=args.allow_chosen_seeds, abandon_after=args.abandon_after * 3600,
+                   host=args.host)
     if not local:
         print(f"handfoot serve: warning: listening on {args.host}, not only this machine; the server speaks "
               "plain HTTP, so anyone on the network who sees the traffic sees the seat links", file=sys.stderr)
-    print(f"handfoot serve: http://{'127.0.0.1' if local else args.host}:{args.port}/ "
-          f"({len(web.tables.rooms)} tables in {db}); Ctrl-C stops", flush=True)
+    shown = args.host if ":" not in args.host else f"[{args.host}]"
+    damaged = len(web.tables.damaged)
+    print(f"handfoot serve: http://{shown}:{args.port}/ ({len(web.tables.rooms)} in play of "
+          f"{len(web.tables.rows)} tables in {db}" + (f"; {damaged} damaged, skipped: see above" if damaged else "")
+          + "); Ctrl-C stops", flush=True)
     uvicorn.run(web.app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio",
                 ws_max_size=web.limits.max_body, h11_max_incomplete_event_size=16384)
     return 0

@@ -7,6 +7,11 @@ written in its own transaction before the game moves on, so a server killed at
 any moment restarts with every action it acknowledged.  The file runs in WAL
 mode with ``synchronous=NORMAL``: a killed process loses nothing committed (a
 power cut may lose the last commits; ``--durable`` syncs every commit).
+
+A locked or failing file raises :class:`sqlite3.Error` after at most
+:data:`BUSY_TIMEOUT` seconds (the server answers 503 and retries the agents'
+moves); it never stalls a request for long.  ``seen`` remembers which persons
+have seen a round's score sheet (the table waits for them between rounds).
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
@@ -27,7 +32,8 @@ CREATE TABLE IF NOT EXISTS tables (
     seed INTEGER NOT NULL,
     pace_ms INTEGER NOT NULL,
     token_digests TEXT NOT NULL,
-    finished INTEGER NOT NULL DEFAULT 0
+    finished INTEGER NOT NULL DEFAULT 0,
+    seed_chosen INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS actions (
     table_id TEXT NOT NULL REFERENCES tables(id),
@@ -37,7 +43,16 @@ CREATE TABLE IF NOT EXISTS actions (
     at REAL NOT NULL,
     PRIMARY KEY (table_id, seq)
 );
+CREATE TABLE IF NOT EXISTS seen (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    round INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    PRIMARY KEY (table_id, round, seat)
+);
 """
+#: seconds a statement waits for a lock held by another connection before it fails
+BUSY_TIMEOUT = 0.25
+COLUMNS = "id, created, rules, seats, seed, pace_ms, token_digests, finished, seed_chosen"
 
 
 @dataclass
@@ -52,6 +67,7 @@ class TableRow:
     pace_ms: int
     token_digests: List[Optional[str]]
     finished: bool
+    seed_chosen: bool = False
 
 
 def default_db_path() -> Path:
@@ -68,10 +84,14 @@ class Store:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                      timeout=BUSY_TIMEOUT)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self.db.executescript(SCHEMA)
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(tables)")}
+            if "seed_chosen" not in columns:            # a file written before seeds were marked chosen
+                self.db.execute("ALTER TABLE tables ADD COLUMN seed_chosen INTEGER NOT NULL DEFAULT 0")
         except sqlite3.DatabaseError as e:
             raise ValueError(f"{self.path}: not a handfoot table database ({e})") from None
 
@@ -81,10 +101,9 @@ class Store:
     def add_table(self, row: TableRow) -> None:
         with self._transaction():
             self.db.execute(
-                "INSERT INTO tables (id, created, rules, seats, seed, pace_ms, token_digests, finished) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO tables ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (row.id, row.created, row.rules, json.dumps(row.seats), row.seed, row.pace_ms,
-                 json.dumps(row.token_digests), int(row.finished)))
+                 json.dumps(row.token_digests), int(row.finished), int(row.seed_chosen)))
 
     def add_action(self, table_id: str, seq: int, player: int, action: str) -> None:
         """Append action number ``seq`` (0-based) of a table, in one transaction."""
@@ -96,10 +115,39 @@ class Store:
         with self._transaction():
             self.db.execute("UPDATE tables SET finished = 1 WHERE id = ?", (table_id,))
 
-    def tables(self) -> List[TableRow]:
-        rows = self.db.execute("SELECT id, created, rules, seats, seed, pace_ms, token_digests, finished "
-                               "FROM tables ORDER BY created").fetchall()
-        return [TableRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], json.loads(r[6]), bool(r[7])) for r in rows]
+    def add_seen(self, table_id: str, round: int, seat: int) -> None:
+        """The person at ``seat`` has seen the score sheet of ``round``."""
+        with self._transaction():
+            self.db.execute("INSERT OR IGNORE INTO seen (table_id, round, seat) VALUES (?, ?, ?)",
+                            (table_id, round, seat))
+
+    def seen(self, table_id: str, round: int) -> Set[int]:
+        rows = self.db.execute("SELECT seat FROM seen WHERE table_id = ? AND round = ?", (table_id, round))
+        return {r[0] for r in rows.fetchall()}
+
+    def tables(self, damaged: Optional[List[Tuple[str, str]]] = None) -> List[TableRow]:
+        """Every stored table, oldest first.  A row that cannot be read raises ``ValueError``, or with
+        ``damaged`` (a list) is skipped and listed there as ``(id, reason)``."""
+        out = []
+        for r in self.db.execute(f"SELECT {COLUMNS} FROM tables ORDER BY created").fetchall():
+            try:
+                row = TableRow(str(r[0]), float(r[1]), str(r[2]), json.loads(r[3]), int(r[4]), int(r[5]),
+                               json.loads(r[6]), bool(r[7]), bool(r[8]))
+                if not isinstance(row.seats, list) or not isinstance(row.token_digests, list):
+                    raise ValueError("seats and token digests must be lists")
+            except (TypeError, ValueError) as e:
+                if damaged is None:
+                    raise ValueError(f"{self.path}: table {r[0]}: unreadable row ({e})") from None
+                damaged.append((str(r[0]), f"unreadable row ({e})"))
+                continue
+            out.append(row)
+        return out
+
+    def last_activity(self) -> Dict[str, float]:
+        """Per table, the time of its last action (its creation when it has none)."""
+        rows = self.db.execute("SELECT id, MAX(created, COALESCE((SELECT MAX(at) FROM actions "
+                               "WHERE table_id = tables.id), 0)) FROM tables").fetchall()
+        return {r[0]: float(r[1]) for r in rows}
 
     def actions(self, table_id: str) -> List[Tuple[int, str]]:
         """``(player, action name)`` of every applied action of a table, in order."""
@@ -127,4 +175,4 @@ class _Transaction:
         return False
 
 
-__all__ = ["Store", "TableRow", "default_db_path"]
+__all__ = ["Store", "TableRow", "default_db_path", "BUSY_TIMEOUT"]

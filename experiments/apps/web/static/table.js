@@ -6,7 +6,7 @@
   var CODES = ["4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2", "JK", "3R", "3B"];
   var TID = decodeURIComponent(location.pathname.split("/")[2] || "");
   var TOKEN = (location.hash || "").replace(/^#/, "") || null;
-  var S = null, selected = {}, busy = false, ws = null, retry = 500;
+  var S = null, selected = {}, busy = false, ws = null, retry = 500, fatal = false, closed = {};
 
   function $(id) { return document.getElementById(id); }
   function esc(x) {
@@ -20,8 +20,9 @@
     if (json) h["Content-Type"] = "application/json";
     return h;
   }
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
   function card(code, extra, attrs) {
-    var cls = "n", ix = code, pip = code;
+    var cls = code === "10" ? "n ten" : "n", ix = code, pip = code;
     if (code === "2") { cls = "w"; pip = "\u2605"; }
     else if (code === "JK") { cls = "w"; pip = "\u2605"; }
     else if (code === "3R") { cls = "r"; ix = "3"; pip = "\u2665"; }
@@ -36,13 +37,32 @@
   function say(text) { $("error").textContent = text || ""; }
 
   // ------------------------------------------------------------------ talking to the server
+  function stop(text) {
+    // a link that is not a seat of this table (or a table that is gone): say so once and stop trying
+    fatal = true;
+    document.body.dataset.fatal = "1";
+    $("status").textContent = text;
+    $("conn").textContent = "";
+    $("mine").hidden = true;
+    if (ws) ws.close();
+  }
   function load() {
     fetch("/api/tables/" + encodeURIComponent(TID) + "/state", { headers: headers(false) })
-      .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
-      .then(function (res) { if (res[0] === 200) show(res[1]); else say(res[1].error); })
+      .then(function (r) {
+        return r.json().catch(function () { return { error: "the server answered " + r.status }; })
+          .then(function (j) { return [r.status, j]; });
+      })
+      .then(function (res) {
+        if (res[0] === 200) { show(res[1]); return; }
+        if (res[0] === 401) stop("This link is not a seat at this table: check that you copied the whole link " +
+                                 "(the part after # is your seat's key).");
+        else if (res[0] === 404 || res[0] === 410) stop(res[1].error);
+        else { say(res[1].error); if (res[0] >= 500 || res[0] === 429) setTimeout(load, 2000); }
+      })
       .catch(function () { say("the server does not answer; retrying"); setTimeout(load, 2000); });
   }
   function connect() {
+    if (fatal) return;
     ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/tables/" +
                        encodeURIComponent(TID));
     ws.onopen = function () { retry = 500; $("conn").textContent = "live"; ws.send(JSON.stringify({ token: TOKEN })); };
@@ -52,6 +72,7 @@
       else if (m.type === "error") say(m.error);
     };
     ws.onclose = function () {
+      if (fatal) return;
       $("conn").textContent = "reconnecting\u2026";
       setTimeout(function () { load(); connect(); }, retry);
       retry = Math.min(retry * 2, 8000);
@@ -100,14 +121,19 @@
   }
 
   // ------------------------------------------------------------------ drawing
+  function members(t) {
+    var m = [];
+    for (var p = 0; p < S.num_players; p++) if (S.team_of[p] === t) m.push("player_" + p);
+    return m.join(" + ");
+  }
   function seatsHTML() {
     var h = "";
     for (var p = 0; p < S.num_players; p++) {
       var foot = S.foot_picked_up[p] ? "in the foot" + (S.played_foot[p] ? ", played from it" : "")
-        : "foot waiting (" + S.foot_sizes[p] + ")";
+        : "foot waiting (" + plural(S.foot_sizes[p], "card") + ")";
       h += '<div class="seat team' + (S.team_of[p] % 4) + (p === S.current && !S.game_over ? " acting" : "") +
         (p === S.seat ? " mine" : "") + '" id="seat-' + p + '"><b>' + who(p) + "</b> team " + S.team_of[p] +
-        '<div class="what">' + S.hand_sizes[p] + " cards \u00B7 " + foot + "</div></div>";
+        '<div class="what">' + plural(S.hand_sizes[p], "card") + " \u00B7 " + foot + "</div></div>";
     }
     return h;
   }
@@ -121,32 +147,49 @@
       f + '</div><div class="cap">' + (book ? m.kind + " book" : (m.slot === "W" ? "wild" : m.slot) + " \u00D7" + size) +
       "</div></div>";
   }
+  function boardHTML(books, melds, red3) {
+    var h = "", r3 = "";
+    for (var i = 0; i < red3; i++) r3 += card("3R");
+    if (r3) h += '<div class="meld r3"><div class="fan mini">' + r3 + '</div><div class="cap">red 3 \u00D7' + red3 +
+      "</div></div>";
+    books.forEach(function (b) { h += meldHTML(b, true); });
+    melds.forEach(function (m) { h += meldHTML(m, false); });
+    return h || '<span class="info">no melds</span>';
+  }
+  function needText() {
+    return S.going_out[0] + "/" + S.going_out[1] + "/" + S.going_out[2];
+  }
+  function opening(t) {
+    // how far the turn player's unopened team is towards the round's first-meld minimum
+    if (S.opened[t]) return "open";
+    if (S.team_of[S.turn_player] === t && S.prov_value > 0 && !S.game_over)
+      return "not opened: " + S.prov_value + " of " + S.minimum + " melded, " + (S.minimum - S.prov_value) + " to go";
+    return "not opened (needs " + S.minimum + ")";
+  }
   function teamsHTML() {
     var h = "";
     for (var t = 0; t < S.scores.length; t++) {
-      var members = [];
-      for (var p = 0; p < S.num_players; p++) if (S.team_of[p] === t) members.push("player_" + p);
+      var b = S.book_counts[t];
       h += '<div class="team team' + (t % 4) + '" id="team-' + t + '"><h3>Team ' + t + ' <span class="info">' +
-        members.join(" + ") + " \u00B7 " + (S.opened[t] ? "open" : "not opened (needs " + S.minimum + ")") +
-        '</span><span class="score">' + S.scores[t] + '</span></h3><div class="melds">';
-      var r3 = "";
-      for (var i = 0; i < S.red_threes[t]; i++) r3 += card("3R");
-      if (r3) h += '<div class="meld r3"><div class="fan mini">' + r3 + '</div><div class="cap">red 3 \u00D7' +
-        S.red_threes[t] + "</div></div>";
-      S.books[t].forEach(function (b) { h += meldHTML(b, true); });
-      S.melds[t].forEach(function (m) { h += meldHTML(m, false); });
-      if (!r3 && !S.books[t].length && !S.melds[t].length) h += '<span class="info">no melds yet</span>';
-      h += "</div></div>";
+        members(t) + " \u00B7 " + '<span class="opening">' + opening(t) + "</span> \u00B7 " +
+        '<span class="books' + (S.books_met[t] ? " met" : "") + '">books ' + b[0] + "/" + b[1] + "/" + b[2] +
+        " of " + needText() + " to go out" + (S.books_met[t] ? " \u2713" : "") + "</span>" +
+        '</span><span class="score" title="game total (before this round)">' + S.scores[t] + "</span>" +
+        '<span class="round-points" title="on the table this round">+' + S.table_points[t] +
+        " this round</span></h3><div class=\"melds\">" + boardHTML(S.books[t], S.melds[t], S.red_threes[t]) +
+        "</div></div>";
     }
-    return h;
+    return h + '<div class="legend">books and melds: <span class="clean">clean</span> (no wild card) \u00B7 ' +
+      '<span class="dirty">dirty</span> (with twos or jokers) \u00B7 <span class="wild">wild</span> (wild cards only)' +
+      " \u00B7 books c/d/w: clean/dirty/wild</div>";
   }
   function pilesHTML() {
     var top = S.discard.length ? S.discard[S.discard.length - 1] : null;
     return '<div class="pile" id="stock"><div class="card back"></div><div><div class="what">stock</div>' +
       '<div class="num">' + S.stock_size + '</div></div></div><div class="pile" id="pile">' +
       (top ? card(top) : '<div class="empty"></div>') + '<div><div class="what">discard pile' +
-      (top ? ", top " + top : "") + '</div><div class="num">' + S.discard.length +
-      (S.pile_blocked ? ' <span class="blocked">blocked</span>' : "") + "</div></div></div>";
+      (top ? ", top " + top : ", empty") + '</div><div class="num">' + S.discard.length +
+      (S.pile_blocked && top ? ' <span class="blocked">blocked</span>' : "") + "</div></div></div>";
   }
   function sheetHTML() {
     var h = "<table><tr><th>round</th>";
@@ -159,8 +202,43 @@
       "</tr></table>";
     return h;
   }
+  function roundEndHTML(E) {
+    // the finished round: who went out, each line of the breakdown, the totals and the last board
+    var h = '<h2 id="re-title">Round ' + E.round + " is over" + (E.game_over ? ": the game is over" : "") + "</h2>" +
+      '<p id="re-reason">' + esc(E.reason) + (E.last ? " (last move: player_" + E.last.player + " " +
+      esc(E.last.text) + ")" : "") + "</p>" + roundEndChoice(E) + '<table id="re-sheet"><tr><th></th>';
+    E.teams.forEach(function (_, t) { h += "<th>team " + t + " <small>" + members(t) + "</small></th>"; });
+    h += "</tr>";
+    E.items.forEach(function (it) {
+      h += '<tr class="item-' + it[0] + (it[0] === "total" ? " total" : "") + '"><td>' + esc(it[1]) + "</td>" +
+        E.teams.map(function (d) { return "<td>" + d[it[0]] + "</td>"; }).join("") + "</tr>";
+    });
+    h += '<tr class="game total"><td>game total</td>' + E.scores.map(function (v) { return "<td>" + v + "</td>"; })
+      .join("") + "</tr></table><h3>The board at the end</h3>";
+    E.teams.forEach(function (_, t) {
+      h += '<div class="team team' + (t % 4) + '"><h3>Team ' + t + "</h3><div class=\"melds\">" +
+        boardHTML(E.books[t], E.melds[t], E.red_threes[t]) + "</div></div>";
+    });
+    h += '<p id="re-left">Cards left: ' + E.cards_left.map(function (n, p) {
+      return "player_" + p + " " + n + (E.foot_picked_up[p] ? "" : " (foot unplayed)");
+    }).join(" \u00B7 ") + "</p>";
+    return h;
+  }
+  function roundEndChoice(E) {
+    // the person confirms the sheet (the next deal waits for everyone), or sees whom the table waits for
+    var next = "round " + (E.round + 1);
+    if (S.waiting.indexOf(S.seat) >= 0)
+      return '<div class="re-choice"><button id="act-next" data-action="next_round">Seen: deal ' + next +
+        "</button></div>";
+    if (S.waiting.length)
+      return '<p id="re-wait" class="re-choice">Waiting for ' + S.waiting.map(function (p) { return "player_" + p; })
+        .join(", ") + " to see the sheet before " + next + " is dealt.</p>";
+    return '<div class="re-choice"><button id="re-close">Close</button></div>';
+  }
   function status() {
     if (S.game_over) return "Game over";
+    if (S.waiting.length) return S.waiting.indexOf(S.seat) >= 0 ? "Round " + S.round_end.round + " is over"
+      : "Waiting for everyone to see round " + S.round_end.round + "'s sheet";
     if (S.to_act) return S.phase === "answer" ? "Your partner asks to go out" : "Your turn";
     return who(S.current) + (S.phase === "answer" ? " answers" : " to play");
   }
@@ -172,23 +250,44 @@
     document.body.dataset.seq = S.seq;
     document.body.dataset.toAct = S.to_act ? "1" : "0";
     document.body.dataset.over = S.game_over ? "1" : "0";
+    document.body.dataset.waiting = S.waiting.length ? "1" : "0";
     $("where").textContent = "table " + S.table + " \u00B7 " + S.rules + " \u00B7 round " + S.round + " of " +
-      S.rounds + " \u00B7 first meld " + S.minimum + (S.seat === null ? " \u00B7 spectator" : " \u00B7 you are player_" +
-      S.seat + ", team " + S.team);
+      S.rounds + " \u00B7 first meld " + S.minimum + " \u00B7 going out needs " + needText() + " books (clean/dirty/wild)" +
+      (S.seed !== null ? " \u00B7 seed " + S.seed + " (chosen by the table's creator)" : "") +
+      (S.seat === null ? " \u00B7 spectator" : " \u00B7 you are player_" + S.seat + ", team " + S.team);
     $("status").textContent = status();
+    $("trouble").textContent = S.trouble || "";
     $("seats").innerHTML = seatsHTML();
     $("piles").innerHTML = pilesHTML();
     $("teams").innerHTML = teamsHTML();
     $("sheet").innerHTML = sheetHTML();
     $("log").innerHTML = S.log.slice().reverse().map(function (e) {
-      return '<li class="' + (e.player === S.seat ? "me" : "") + '">player_' + e.player + ": " + esc(e.action) + "</li>";
+      return '<li class="' + (e.player === S.seat ? "me" : "") + '" title="' + esc(e.action) + '">player_' + e.player +
+        ": " + esc(e.text || e.action) + "</li>";
     }).join("");
     $("over").innerHTML = S.game_over ? (S.winner === null ? "A draw." : "Team " + S.winner + " wins.") +
       ' <a id="replay" href="/table/' + encodeURIComponent(S.table) + '/replay">Replay the game</a> \u00B7 ' +
       '<a href="/api/tables/' + encodeURIComponent(S.table) + '/record" download="handfoot-' + S.table +
       '.json">record (JSON)</a>' : "";
+    var E = S.round_end, open = E && (S.waiting.length || (S.game_over && !closed[E.round]));
+    $("round-end").hidden = !open;
+    $("round-end").innerHTML = open ? roundEndHTML(E) : "";
     $("mine").hidden = S.seat === null;
     drawMine();
+  }
+
+  function hint() {
+    // what a person needs to know to act: the opening still to meld, why Discard is not offered
+    var lines = [], me = S.team;
+    if (!S.to_act || S.waiting.length) return "";
+    if (!S.opened[me] && S.phase === "meld" && S.turn_player === S.seat)
+      lines.push("Opening: your team has melded " + S.prov_value + " of the " + S.minimum + " needed, " +
+                 Math.max(0, S.minimum - S.prov_value) + " to go.");
+    if (S.discard_reason) lines.push("Discard is not available: " + S.discard_reason + ".");
+    if (S.legal.indexOf("ask_go_out") >= 0 && !S.books_met[me])
+      lines.push("Going out needs " + needText() + " books (clean/dirty/wild); your team has " +
+                 S.book_counts[me].join("/") + ".");
+    return lines.join(" ");
   }
 
   function drawMine() {
@@ -199,12 +298,14 @@
     }).join("") || '<span class="info">no cards</span>';
     $("pending").textContent = (S.in_foot ? "Playing from your foot. " : "") +
       (S.pending.length ? "Pile cards waiting for your team to open: " + S.pending.join(" ") : "");
+    $("hint").textContent = hint();
     var legal = S.legal;
     var ask = $("ask");
-    ask.hidden = !(S.to_act && S.phase === "answer");
+    ask.hidden = !(S.to_act && S.phase === "answer" && !S.waiting.length);
     ask.textContent = "Your partner, player_" + S.turn_player + ', asks: "May I go out?"';
     document.querySelectorAll("#actions button[data-action]").forEach(function (b) {
       var ok = legal.indexOf(b.dataset.action) >= 0;
+      if (b.dataset.action === "ask_go_out") ok = ok && S.books_met[S.team];
       b.disabled = !ok;
       b.classList.toggle("hidden", !ok);
     });
@@ -217,7 +318,9 @@
       '<button id="act-meld" disabled>Meld the chosen cards</button>' : "");
     db.disabled = !(d && legal.indexOf(d) >= 0);
     db.textContent = db.disabled ? "Discard selected" : "Discard " + d.slice(8);
-    db.classList.toggle("hidden", !legal.some(function (n) { return n.indexOf("discard:") === 0; }));
+    db.title = S.discard_reason || "";
+    db.classList.toggle("hidden", !legal.some(function (n) { return n.indexOf("discard:") === 0; }) &&
+                        !S.discard_reason);
     $("act-clear").classList.toggle("hidden", !Object.keys(selected).length);
     $("nlegal").textContent = legal.length;
     $("legal").innerHTML = legal.map(function (n) {
@@ -238,6 +341,12 @@
     if (!b || b.disabled) return;
     if (b.id === "act-clear") { selected = {}; drawMine(); return; }
     if (b.id === "act-discard") { act(discardName()); return; }
+    if (b.dataset.action) act(b.dataset.action);
+  });
+  $("round-end").addEventListener("click", function (ev) {
+    var b = ev.target.closest("button");
+    if (!b || !S) return;
+    if (b.id === "re-close") { closed[S.round_end.round] = true; show(S); return; }
     if (b.dataset.action) act(b.dataset.action);
   });
   $("legal").addEventListener("click", function (ev) {
