@@ -165,7 +165,8 @@ def test_every_result_table_is_traced_to_committed_files(path):
 def test_the_checker_catches_a_changed_figure(tmp_path):
     src = tmp_path / "r.json"
     src.write_text(json.dumps({"win_rate": 0.6125, "ci": [0.5668, 0.658], "adp": 1530.2}))
-    rows = ["| vs | win rate | 95% CI | ADP |", "|---|---:|---|---:|", "| strategic | 61.3% | [56.7%, 65.8%] | +1,530 |"]
+    rows = ["| vs | win rate | 95% CI | ADP |", "|---|---:|---|---:|",
+            "| strategic | 61.3% | [56.7%, 65.8%] | +1,530 |"]
     assert is_result_table(rows)
     nums = source_numbers(src)
     assert all(found(t, nums) for t in table_numbers(rows))
