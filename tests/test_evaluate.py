@@ -173,6 +173,16 @@ def test_sequential_test_stops_at_the_same_deal_however_the_deals_are_played(tmp
     assert runs[0]["win_rate_ci"] == list(deal_interval(scores))
 
 
+def test_sprt_from_an_evaluation_config_and_a_sweep(tmp_path):
+    from experiments.sweeps.config import evaluate_config
+    cfg_file = tmp_path / "e.yaml"
+    cfg_file.write_text("agents: [strategic, greedy]\ndeals: 500\nsprt: {elo0: 0, elo1: 50, beta: 0.1}\n")
+    cfg = ev.load_config(cfg_file).validate()
+    assert cfg.games == 500 and cfg.sprt == {"elo0": 0, "elo1": 50, "beta": 0.1}
+    swept = evaluate_config(cfg_file, {"sprt": True}, seed=3)        # a sweep's override of the base config
+    assert swept.sprt is True and swept.seed == 3
+
+
 def test_cli_sprt(tmp_path, capsys):
     rc = cli_main(["evaluate", "--agents", "greedy", "random", "--sprt", "elo0=0", "elo1=400", "--deals", "12",
                    "--seed", "2", "--no-progress", "--no-plots", "--out", str(tmp_path / "r")])
