@@ -565,7 +565,7 @@ def _play_sequential(cfg: EvalConfig, rules, labels: List[str], records_dir: Opt
     """The deals of a duel under a sequential test (:func:`~experiments.evaluation.sprt.run_sequential`),
     in batches of four deals per worker; records of the deals played past the stopping point removed."""
     workers = cfg.num_workers
-    with _local_runner(1 if task_runner else workers, cfg.progress, cfg.games) as local:
+    with _local_runner(1 if task_runner else workers, cfg.progress and not task_runner, cfg.games) as local:
         run = (lambda tasks: list(task_runner(_play_chunk, tasks))) if task_runner else local
 
         def play(start: int, stop: int) -> List[Dict[str, Any]]:
