@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import multiprocessing as mp
 import os
 import signal
 import sys
 import threading
 import time
-from typing import Iterator, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5
@@ -103,3 +104,34 @@ class StopRequest:
 
 
 __all__ = ["worker_init", "exit_with_parent", "sigint_ignored", "StopRequest"]
+
+
+@contextlib.contextmanager
+def pool_runner(fn: Callable[[Any], Any], workers: int, bar: Any = None,
+                size: Callable[[Any], int] = lambda task: 1) -> Iterator[Callable[[List[Any]], List[Any]]]:
+    """``run(tasks) -> [fn(t) for t in tasks]`` (in task order) on one spawn pool of ``workers``
+    processes (in this process for one or fewer), kept open for as many calls as the ``with`` block
+    makes.  The workers ignore Ctrl-C and die with this process; ``bar`` (a tqdm bar, optional) is
+    advanced by ``size(task)`` per finished task and closed at the end."""
+    pool = None
+    try:
+        if workers > 1:
+            ctx = mp.get_context("spawn")
+            with sigint_ignored():      # workers ignore Ctrl-C (this process handles it) and die with it
+                pool = ctx.Pool(processes=workers, initializer=worker_init, initargs=(os.getpid(),))
+
+        def run(tasks: List[Any]) -> List[Any]:
+            out: List[Any] = []
+            for t, r in zip(tasks, pool.imap(fn, tasks) if pool is not None else map(fn, tasks)):
+                out.append(r)
+                if bar is not None:
+                    bar.update(size(t))
+            return out
+
+        yield run
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if bar is not None:
+            bar.close()

@@ -12,7 +12,7 @@ import agents
 from experiments.evaluation import harness as ev
 from experiments.evaluation.stats import bradley_terry_elo
 from experiments.evaluation.harness import EvalConfig, run_evaluation
-from experiments.evaluation.stats import mean_ci, pair_stats, t975, win_rate_ci, wilson_ci
+from experiments.evaluation.stats import deal_interval, mean_ci, pair_stats, t975, win_rate_ci, wilson_ci
 from handfoot_env import Game, load_rules
 from handfoot_env.actions import ACTION_INDEX
 from experiments.apps.cli import main as cli_main
@@ -51,16 +51,14 @@ def test_ci_known_case():
 
 
 def test_win_rate_ci_stays_honest_at_a_perfect_record():
-    # 100 deals all won: Wilson with n = 100, p = 1 by hand: centre = (1 + z^2/200) / (1 + z^2/100),
-    # half = (z^2/200) / (1 + z^2/100) -> lower = 1 / (1 + z^2/100) = 1 / 1.0384146 = 0.963007
+    # 100 deals all won: the exact bound, 0.025 ** (1 / 100) = exp(log(0.025) / 100) = 0.963783
     m, ci = win_rate_ci([1.0] * 100)
     assert m == 1.0
-    assert ci[0] == pytest.approx(0.963007, abs=1e-6) and ci[1] == 1.0
-    # the union of both intervals: with four deals (p = 0.8125) Wilson is the wider one below:
-    # denom = 1 + z^2/4 = 1.960369, centre = (0.8125 + z^2/8) / denom = 0.659415,
-    # half = z * sqrt(p(1-p)/4 + z^2/64) / denom = 0.313165 -> lower 0.346250 (< t-interval's 0.431683)
+    assert ci[0] == pytest.approx(0.963783, abs=1e-6) and ci[1] == 1.0
+    # the win rate's interval is the per-deal interval, whatever the record
     m, ci = win_rate_ci([1.0, 0.5, 1.0, 0.75])
-    assert ci[0] == pytest.approx(0.346250, abs=1e-5) and ci[1] == 1.0
+    assert m == 0.8125 and ci == list(deal_interval([1.0, 0.5, 1.0, 0.75]))
+    assert win_rate_ci([])[1] is None
     assert wilson_ci(0.5, 0) is None
 
 
@@ -77,7 +75,7 @@ def test_pair_stats_uses_per_deal_pair_means():
     assert st["games"] == 8 and st["deals"] == 4
     assert st["wins"] == [6, 1] and st["draws"] == 1
     assert st["win_rate"] == pytest.approx(0.8125)
-    assert st["win_rate_ci"][0] == pytest.approx(0.346250, abs=1e-5)     # union with Wilson (see above)
+    assert st["win_rate_ci"] == list(deal_interval([1.0, 0.5, 1.0, 0.75]))
     # ADP: pair means 200, 0, 100, 50 -> mean 87.5, sd 85.39126, se 42.69563, half 135.8575
     assert st["adp"] == pytest.approx(87.5)
     assert st["adp_ci"][0] == pytest.approx(87.5 - 3.182 * math.sqrt(21875 / 3 / 4), abs=1e-6)
@@ -147,6 +145,55 @@ def test_results_identical_with_one_and_two_workers(tmp_path):
         runs.append(json.loads((tmp_path / f"w{w}" / "results.json").read_text()))
     assert runs[0]["timing"]["workers"] == 1 and runs[1]["timing"]["workers"] == 2
     assert _strip(runs[0]) == _strip(runs[1])
+
+
+def test_sequential_test_stops_at_the_same_deal_however_the_deals_are_played(tmp_path):
+    """greedy wins every deal against random: H1 (0.9 against 0.5) is accepted after a handful of deals.
+    One worker plays batches of 4 deals, two workers batches of 8, a task runner (the path of --ray)
+    runs the chunks in reverse: the deals kept, the LLR and the records are the same."""
+    runs = []
+    for name, workers, runner in (("w1", 1, None), ("w2", 2, None),
+                                  ("ray", 1, lambda fn, tasks: [fn(t) for t in tasks[::-1]][::-1])):
+        cfg = EvalConfig(agents=["greedy", "random"], games=30, seed=3, workers=workers, out=str(tmp_path / name),
+                         progress=False, plots=False, records=True, sprt={"h0": 0.5, "h1": 0.9})
+        run_evaluation(cfg, task_runner=runner)
+        runs.append(json.loads((tmp_path / name / "results.json").read_text()))
+    sprt = runs[0]["sprt"]
+    assert sprt["decision"] == "H1" and 3 <= sprt["deals"] < 8 and sprt["llr"] >= sprt["upper"]
+    assert set(sprt) >= {"llr", "lower", "upper", "decision", "deals"}
+    assert sprt["upper"] == pytest.approx(math.log(19)) and sprt["lower"] == pytest.approx(-math.log(19))
+    assert runs[0]["deals"] == runs[0]["deals_per_pair"] == sprt["deals"] and runs[0]["games"] == 2 * sprt["deals"]
+    assert _strip(runs[0]) == _strip(runs[1]) == _strip(runs[2])
+    for name in ("w1", "w2", "ray"):
+        rows = (tmp_path / name / "deals.csv").read_text().splitlines()
+        assert rows[0].split(",")[:5] == ["agent_a", "agent_b", "deal", "seed", "result_g0"]
+        assert len(rows) == 1 + sprt["deals"]
+        assert len(list((tmp_path / name / "records").glob("*.json"))) == 2 * sprt["deals"]
+    scores = [float(r.split(",")[-1]) for r in rows[1:]]
+    assert runs[0]["win_rate_ci"] == list(deal_interval(scores))
+
+
+def test_sprt_from_an_evaluation_config_and_a_sweep(tmp_path):
+    from experiments.sweeps.config import evaluate_config
+    cfg_file = tmp_path / "e.yaml"
+    cfg_file.write_text("agents: [strategic, greedy]\ndeals: 500\nsprt: {elo0: 0, elo1: 50, beta: 0.1}\n")
+    cfg = ev.load_config(cfg_file).validate()
+    assert cfg.games == 500 and cfg.sprt == {"elo0": 0, "elo1": 50, "beta": 0.1}
+    swept = evaluate_config(cfg_file, {"sprt": True}, seed=3)        # a sweep's override of the base config
+    assert swept.sprt is True and swept.seed == 3
+
+
+def test_cli_sprt(tmp_path, capsys):
+    rc = cli_main(["evaluate", "--agents", "greedy", "random", "--sprt", "elo0=0", "elo1=400", "--deals", "12",
+                   "--seed", "2", "--no-progress", "--no-plots", "--out", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "SPRT (H0 vs H1: Elo 0 vs 400" in out and "accepts H1" in out
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["sprt"]["elo1"] == 400 and res["sprt"]["h1"] == pytest.approx(1 / 1.1)
+    assert "profile-likelihood" in res["method"] and "profile-likelihood" in out
+    assert cli_main(["evaluate", "--agents", "greedy", "random", "--sprt", "h0=0.5", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "need both" in err and not (tmp_path / "x").exists()
 
 
 def test_six_player_and_individual_duels(tmp_path):
@@ -286,6 +333,9 @@ def test_cli_config_file(tmp_path, capsys):
     ("agents: [strategic, greedy]\nrules: {decks: 0}\n", "decks"),
     ("agents: [strategic, greedy]\nworkers: -1\n", "'workers'"),
     ("- just a list\n", "expected a mapping"),
+    ("agents: [strategic, greedy, random]\nsprt: true\n", "'sprt': a sequential test compares two agents"),
+    ("agents: [strategic, greedy]\nsprt: {h0: 0.6, h1: 0.5}\n", "H0 must be below H1"),
+    ("agents: [strategic, greedy]\nsprt: {p1: 0.6}\n", "unknown key 'p1'"),
 ])
 def test_cli_bad_config_exits_2(tmp_path, capsys, text, msg):
     cfg = tmp_path / "bad.yaml"

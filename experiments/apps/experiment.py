@@ -44,7 +44,7 @@ from experiments.config import (
     describe_config,
     read_yaml,
 )
-from experiments.evaluation.stats import ELO_ANCHOR
+from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, ELO_ANCHOR
 from experiments.evaluation.summary import evaluate_spec
 from experiments.runs import write_json
 from experiments.training.config import TrainConfig, check_spec
@@ -240,8 +240,8 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
             rs = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s["ratings"].items(), key=lambda kv: -kv[1]))
             L.append(f"Elo ({model}; Bradley-Terry on the round-robin, random = {ELO_ANCHOR:.0f}): {rs}.")
     L += ["", "Win rate counts a draw as half a win; ADP is the average point difference per game (trained "
-          "policy minus opponent).  CIs are t-intervals over per-deal pair means, the win rate's widened to "
-          "the Wilson interval (experiments.evaluation).  "
+          "policy minus opponent).  The win rate's 95% CI: " + DEAL_INTERVAL_METHOD + "; ADP's: a t-interval over "
+          "per-deal means (experiments.evaluation.stats; every deal's outcomes in the evaluation's deals.csv).  "
           "The trained policy plays greedily (argmax over the legal actions).", ""]
     L += ["## Learning curve", "", "![learning curve](learning_curve.png)", ""]
     for model, s in evals.items():

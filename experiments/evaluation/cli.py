@@ -40,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--core", choices=("auto", "compiled", "reference"),
                    help="the rules core the games run on (default auto: compiled when Numba is installed and "
                         "every agent is a network reading only its observation; the results are the same on both)")
+    p.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
+                   help="stop as soon as a sequential test (generalised SPRT on per-deal outcomes) decides; "
+                        "alone: H0 win rate 0.5 against H1 0.55, alpha = beta = 0.05; or h0=0.5 h1=0.6 "
+                        "alpha=0.05 beta=0.05, or elo0=0 elo1=35 (logistic Elo); --deals is the cap (a duel "
+                        "only; put it after the config file)")
     p.add_argument("--json", action="store_true", help="print results.json instead of tables")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="run the deals as Ray tasks: on the cluster at ADDRESS, else RAY_ADDRESS, else a local Ray "
@@ -78,6 +83,8 @@ def evaluate_main(argv: Optional[List[str]] = None) -> int:
                     return fail(f"--workers must be a positive integer or 'auto', got {w!r}")
                 if cfg.workers < 1:
                     return fail(f"--workers must be a positive integer or 'auto' (one per core), got {w!r}")
+        if args.sprt is not None:
+            cfg.sprt = args.sprt or True
         if args.records:
             cfg.records = True
         if args.no_plots:
@@ -92,11 +99,19 @@ def evaluate_main(argv: Optional[List[str]] = None) -> int:
     except (EvalConfigError, ConfigError) as e:
         return fail(str(e))
     runner = None
+    own_ray = False
     if args.ray is not None:
-        from experiments.ray_cluster import ray_task_runner
+        from experiments.ray_cluster import init_ray, ray_task_runner
+        if cfg.sprt:         # one Ray for all the batches of a sequential test, shut down at the end
+            own_ray = init_ray(args.ray or None, quiet=True)
         runner, cfg.workers = ray_task_runner(args.ray or None, cfg.workers if args.workers is not None else 0,
                                               progress=cfg.progress)
-    res = run_evaluation(cfg, task_runner=runner)
+    try:
+        res = run_evaluation(cfg, task_runner=runner)
+    finally:
+        if own_ray:
+            from experiments.ray_cluster import shutdown_ray
+            shutdown_ray()
     if args.json:
         print(json.dumps(res, indent=2))
     else:

@@ -5,6 +5,7 @@ Usage::
     handfoot evaluate configs/eval/strategic_vs_greedy.yaml
     handfoot evaluate --agents strategic greedy --games 200 --seed 1 --workers 2
     handfoot evaluate --agents random greedy strategic --games 100      # round-robin
+    handfoot evaluate --agents strategic greedy --sprt --deals 1000   # stop as soon as H0/H1 is decided
 
 Python::
 
@@ -31,21 +32,21 @@ whatever ``workers`` is (only the ``timing`` section differs).
 Statistics
 ----------
 *Win rate* of A: wins + draws/2 over all games.  The two games of one deal are correlated
-(the same cards), so the confidence interval treats each deal as one observation: the pair
-mean ``x_i`` (0, 1/4, ..., 1) of A's two outcomes, ``mean(x) +/- t(0.975, n-1) * sd(x) / sqrt(n)``
-with the sample standard deviation (``ddof=1``), clipped to [0, 1]; because that interval
-collapses to a point when every deal has the same outcome, the reported interval is its union
-with the Wilson score interval counting one trial per deal (:func:`win_rate_ci`).  *ADP* (average point
-difference per game, A minus B) uses the same method on the per-deal mean point difference.
-With one deal the interval is undefined (``null``).
+(the same cards), so every interval treats the deal as the unit: A's mean result ``x_i`` over its
+two games (0, 1/4, 1/2, 3/4, 1).  The win rate's 95% interval is the profile-likelihood interval
+of the mean of the ``x_i`` (:func:`~experiments.evaluation.stats.deal_interval`: valid at a 100%
+record and at small n, as narrow as a t-interval over deals where that one holds).  *ADP*
+(average point difference per game, A minus B) gets the t-interval over the per-deal mean point
+differences.  ``deals.csv`` keeps every deal's outcomes, so anyone can recompute either.
+*Sequential test* (``sprt``): :mod:`experiments.evaluation.sprt`.
 
 *Ratings* (round-robin): Bradley-Terry strengths fitted by maximum likelihood to all games
 (a draw counts half a win each way), with one virtual draw added to every pair so that a
-perfect record gives a finite rating; expressed on the Elo scale (400 * log10) and shifted
-then shifted so that ``random`` is at 1000 (the project's one anchor; without ``random`` the mean
+perfect record gives a finite rating; expressed on the Elo scale (400 * log10) and shifted so
+that ``random`` is at 1000 (the project's one anchor; without ``random`` the mean
 is 1500).  Deterministic (a fixed number of MM iterations).
 
-Outputs (in the run folder ``out``): ``results.json``, ``results.csv``, ``winrate.png``
+Outputs (in the run folder ``out``): ``results.json``, ``results.csv``, ``deals.csv``, ``winrate.png``
 (win-rate bars with 95% CI error bars), ``ratings.png`` and ``matrix.png`` for a round-robin,
 and with ``records: true`` one JSON game record per game under ``records/``.
 """
@@ -53,7 +54,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing as mp
 import os
 import platform
 import sys
@@ -68,9 +68,10 @@ from tqdm import tqdm
 import handfoot_env
 from agents.base import observation_only
 from agents.registry import make_agent
-from experiments.evaluation.report import _plots, _write_csv
-from experiments.evaluation.stats import bradley_terry_elo, pair_stats, win_rate_ci
-from experiments.processes import sigint_ignored, worker_init
+from experiments.evaluation.report import _plots, _write_csv, _write_deals
+from experiments.evaluation.sprt import parse_sprt, run_sequential
+from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, bradley_terry_elo, pair_stats, win_rate_ci
+from experiments.processes import pool_runner
 from handfoot_env.actions import ACTION_NAMES, PICKUP
 from experiments.config import unknown_field_message
 from handfoot_env.config import RuleConfig, RuleConfigError, load_rules, read_yaml
@@ -118,6 +119,10 @@ class EvalConfig:
     #: the rules core the games run on: ``compiled``, ``reference`` or ``auto`` (:func:`eval_core`, per
     #: pairing); both play the same games, so the results are the same (only ``timing`` says which ran)
     core: str = "auto"
+    #: a sequential test of a duel (:mod:`experiments.evaluation.sprt`): ``true`` (H0 0.5 against H1 0.55,
+    #: alpha = beta = 0.05), or a mapping of ``h0``/``h1`` (win rates) or ``elo0``/``elo1``, ``alpha``,
+    #: ``beta``; ``games`` (``deals``) is then the cap.  Off (None) by default
+    sprt: Any = None
 
     def validate(self) -> "EvalConfig":
         if not isinstance(self.agents, (list, tuple)) or len(self.agents) < 2:
@@ -153,6 +158,12 @@ class EvalConfig:
             resolve_core(self.core)
         except ValueError as e:
             raise EvalConfigError(f"'core': {e}") from None
+        try:
+            test = parse_sprt(self.sprt)
+        except ValueError as e:
+            raise EvalConfigError(str(e)) from None
+        if test is not None and len(self.agents) != 2:
+            raise EvalConfigError(f"'sprt': a sequential test compares two agents, got {len(self.agents)}")
         if self.out is not None and not isinstance(self.out, (str, Path)):
             raise EvalConfigError(f"'out' must be a folder path, got {self.out!r}")
         try:
@@ -422,8 +433,6 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
     return out
 
 
-# ---------------------------------------------------------------------------------- statistics
-
 
 # ---------------------------------------------------------------------------------- running
 def _labels(specs: Sequence[str]) -> List[str]:
@@ -476,16 +485,21 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             records_dir = out_dir / "records"
             records_dir.mkdir(exist_ok=True)
     cores = [eval_core(cfg.core, [cfg.agents[i], cfg.agents[j]]) for (i, j) in pairs]
-    tasks, task_pairs = _tasks(cfg, rules, labels, pairs, records_dir, cores)
+    test = parse_sprt(cfg.sprt)
     t0 = time.perf_counter()
-    if task_runner is not None:
-        results_by_task = list(task_runner(_play_chunk, tasks))
-    else:
-        results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
-    elapsed = time.perf_counter() - t0
     per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]] = {p: [] for p in pairs}
-    for pair, deals in zip(task_pairs, results_by_task, strict=True):
-        per_pair_deals[pair].extend(deals)
+    sprt = None
+    if test is not None:
+        per_pair_deals[pairs[0]], sprt = _play_sequential(cfg, rules, labels, records_dir, cores, test, task_runner)
+    else:
+        tasks, task_pairs = _tasks(cfg, rules, labels, pairs, records_dir, cores, range(cfg.games))
+        if task_runner is not None:
+            results_by_task = list(task_runner(_play_chunk, tasks))
+        else:
+            results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
+        for pair, deals in zip(task_pairs, results_by_task, strict=True):
+            per_pair_deals[pair].extend(deals)
+    elapsed = time.perf_counter() - t0
     pair_results = [_pair_result(cfg, labels, i, j, per_pair_deals[(i, j)]) for (i, j) in pairs]
     res: Dict[str, Any] = {
         "mode": "duel" if k == 2 else "round_robin",
@@ -494,10 +508,14 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         "deals_per_pair": cfg.games,
         "seed": cfg.seed,
         "rules": rules.to_dict(),
-        "method": ("duplicate deals, each played twice with sides swapped; 95% CIs are t-intervals over "
-                   "per-deal pair means (win rate: widened to the Wilson interval, one trial per deal)"),
+        "method": ("duplicate deals, each played twice with sides swapped; the deal is the unit (per-deal "
+                   "outcomes in deals.csv); win rate 95% CI: " + DEAL_INTERVAL_METHOD + "; ADP 95% CI: t-interval "
+                   "over per-deal mean point differences"),
         "versions": _versions(),
     }
+    if sprt is not None:
+        res["sprt"] = sprt
+        res["deals_per_pair"] = sprt["deals"]
     if k == 2:
         pr = pair_results[0]
         res.update({key: pr[key] for key in ("games", "deals", "wins", "draws", "win_rate", "win_rate_ci", "adp",
@@ -514,6 +532,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
     if write:
         (out_dir / "results.json").write_text(json.dumps(res, indent=2) + "\n")
         _write_csv(out_dir / "results.csv", pair_results)
+        _write_deals(out_dir / "deals.csv", [(labels[i], labels[j], per_pair_deals[(i, j)]) for (i, j) in pairs])
         if cfg.plots:
             _plots(out_dir, res, pair_results)
     res["out"] = str(out_dir)      # not part of results.json (it is the folder that holds it)
@@ -521,19 +540,44 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
 
 
 def _tasks(cfg: EvalConfig, rules, labels: List[str], pairs: List[Tuple[int, int]], records_dir: Optional[Path],
-           cores: List[str]) -> Tuple[List[Tuple[Any, ...]], List[Tuple[int, int]]]:
-    """The chunks of deals to play, pairing by pairing in deal order (each pairing on its core), and
-    the pairing of each."""
-    chunk = max(1, min(25, cfg.games // (4 * cfg.num_workers) or 1))
+           cores: List[str], deal_range: range, chunk: Optional[int] = None
+           ) -> Tuple[List[Tuple[Any, ...]], List[Tuple[int, int]]]:
+    """The chunks of the deals ``deal_range`` to play, pairing by pairing in deal order (each pairing on
+    its core), and the pairing of each."""
+    chunk = chunk or max(1, min(25, cfg.games // (4 * cfg.num_workers) or 1))
     tasks, task_pairs = [], []
     for (i, j), core in zip(pairs, cores):
-        pl = f"{_slug(labels[i])}-vs-{_slug(labels[j])}"
-        for start in range(0, cfg.games, chunk):
-            deals = list(range(start, min(cfg.games, start + chunk)))
+        pl = _pair_label(labels[i], labels[j])
+        for start in range(deal_range.start, deal_range.stop, chunk):
+            deals = list(range(start, min(deal_range.stop, start + chunk)))
             tasks.append((rules.to_dict(), cfg.agents[i], cfg.agents[j], cfg.seed, deals,
                           str(records_dir) if records_dir else None, pl, core))
             task_pairs.append((i, j))
     return tasks, task_pairs
+
+
+def _pair_label(a: str, b: str) -> str:
+    return f"{_slug(a)}-vs-{_slug(b)}"
+
+
+def _play_sequential(cfg: EvalConfig, rules, labels: List[str], records_dir: Optional[Path], cores: List[str],
+                     test, task_runner) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
+    """The deals of a duel under a sequential test (:func:`~experiments.evaluation.sprt.run_sequential`),
+    in batches of four deals per worker; records of the deals played past the stopping point removed."""
+    workers = cfg.num_workers
+    with _local_runner(1 if task_runner else workers, cfg.progress and not task_runner, cfg.games) as local:
+        run = (lambda tasks: list(task_runner(_play_chunk, tasks))) if task_runner else local
+
+        def play(start: int, stop: int) -> List[Dict[str, Any]]:
+            tasks, _ = _tasks(cfg, rules, labels, [(0, 1)], records_dir, cores, range(start, stop), chunk=2)
+            return [d for chunk in run(tasks) for d in chunk]
+
+        deals, sprt = run_sequential(test, cfg.games, max(4, 4 * workers), play)
+    if records_dir is not None:
+        for path in records_dir.glob(f"{_pair_label(labels[0], labels[1])}_deal*_g*.json"):
+            if int(path.stem.rsplit("_deal", 1)[1].split("_g")[0]) >= len(deals):
+                path.unlink()
+    return deals, sprt
 
 
 def _pair_result(cfg: EvalConfig, labels: List[str], i: int, j: int, deals: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -583,32 +627,12 @@ def _round_robin(labels: List[str], specs: List[str], pairs: List[Tuple[int, int
 
 
 def _run_tasks(tasks: List[Tuple[Any, ...]], workers: int, progress: bool, total: int) -> List[List[Dict]]:
-    bar = None
-    if progress:
-        bar = tqdm(total=total, unit="deal", desc="evaluate", file=sys.stderr, dynamic_ncols=True)
-    out: List[List[Dict]] = []
-    try:
-        if workers <= 1 or len(tasks) <= 1:
-            for t in tasks:
-                out.append(_play_chunk(t))
-                if bar is not None:
-                    bar.update(len(t[4]))
-        else:
-            ctx = mp.get_context("spawn")
-            with sigint_ignored():      # workers ignore Ctrl-C (this process handles it) and die with it
-                pool = ctx.Pool(processes=min(workers, len(tasks)), initializer=worker_init, initargs=(os.getpid(),))
-            with pool:
-                for t, r in zip(tasks, pool.imap(_play_chunk, tasks)):
-                    out.append(r)
-                    if bar is not None:
-                        bar.update(len(t[4]))
-    finally:
-        if bar is not None:
-            bar.close()
-    return out
+    with _local_runner(min(workers, len(tasks)), progress, total) as run:
+        return run(tasks)
 
 
-# ---------------------------------------------------------------------------------- printing
-
-
-# ---------------------------------------------------------------------------------- CLI
+def _local_runner(workers: int, progress: bool, total: int):
+    """``run(tasks)``: :func:`_play_chunk` of each task on one pool kept open for several calls, with a
+    progress bar of ``total`` deals (:func:`experiments.processes.pool_runner`)."""
+    bar = tqdm(total=total, unit="deal", desc="evaluate", file=sys.stderr, dynamic_ncols=True) if progress else None
+    return pool_runner(_play_chunk, workers, bar, size=lambda t: len(t[4]))

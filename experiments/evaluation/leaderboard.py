@@ -41,7 +41,7 @@ from agents.registry import BUILTIN, make_agent
 from experiments.config import CommandParser, command, seed_arg
 from experiments.evaluation.harness import EvalConfig, run_evaluation
 from experiments.evaluation.report import _pyplot, fmt_ci_num, fmt_ci_pct, fmt_pct
-from experiments.evaluation.stats import bradley_terry_elo_batch
+from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, bradley_terry_elo_batch
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import git_commit, results_folder
 
@@ -192,9 +192,8 @@ def render_markdown(board: Dict[str, Any], res: Dict[str, Any], info: Dict[str, 
         lines.append(f"| {_cell(a)} | {_cell(b)} | {p['games']} | {_pct(p['win_rate'])} "
                      f"| {fmt_ci_pct(p['win_rate_ci'])} | {p['adp']:+.0f} | {fmt_ci_num(p['adp_ci'], signed=True)} "
                      f"| {_pct(p['per_agent'][a]['going_out_rate'])} | {_pct(p['per_agent'][b]['going_out_rate'])} |")
-    lines += ["", "Win-rate intervals are t-intervals over per-deal means widened to the Wilson interval (one trial "
-              "per deal); ADP intervals are t-intervals over per-deal means (see `experiments/evaluation/harness.py`).",
-              ""]
+    lines += ["", f"Win-rate intervals: {DEAL_INTERVAL_METHOD}; ADP intervals: t-intervals over per-deal means (see "
+              "`experiments/evaluation/stats.py`).", ""]
     return "\n".join(lines)
 
 

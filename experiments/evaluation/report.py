@@ -76,6 +76,20 @@ def _write_csv(path: Path, pair_results: List[Dict[str, Any]]) -> None:
             w.writerow(row)
 
 
+def _write_deals(path: Path, pairings: List[Any]) -> None:
+    """``deals.csv``: every deal of every pairing ``(label A, label B, deals)``, in deal order: its seed,
+    A's result and point difference in each game (game 0: A on the even teams; game 1: swapped) and
+    A's mean result over the deal (the unit of every interval and of the sequential test)."""
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["agent_a", "agent_b", "deal", "seed", "result_g0", "result_g1", "diff_g0", "diff_g1", "score"])
+        for a, b, deals in pairings:
+            for d in deals:
+                res = [g["outcome"] for g in d["games"]]
+                w.writerow([a, b, d["deal"], d["seed"], *res, *(round(g["diff"], 6) for g in d["games"]),
+                            sum(res) / len(res)])
+
+
 def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]]) -> None:
     plt = _pyplot()
 
@@ -160,6 +174,13 @@ def print_results(res: Dict[str, Any], file=None) -> None:
                   ci_num(pr["adp_ci"]))
     console.print(head)
     console.print(t)
+    console.print("win-rate interval: " + res.get("method", "").split("win rate 95% CI: ")[-1].split(";")[0])
+    if res.get("sprt"):
+        sp = res["sprt"]
+        hyp = (f"Elo {sp['elo0']:g} vs {sp['elo1']:g}" if "elo0" in sp else f"win rate {sp['h0']:g} vs {sp['h1']:g}")
+        console.print(f"SPRT (H0 vs H1: {hyp}, alpha {sp['alpha']:g}, beta {sp['beta']:g}): LLR {sp['llr']:.3f} in "
+                      f"[{sp['lower']:.3f}, {sp['upper']:.3f}] after {sp['deals']} deals: "
+                      + (f"accepts {sp['decision']}" if sp["decision"] else "no decision by the cap"))
     s = Table(title="Per agent (per game)")
     for c in ("pairing", "agent", "clean", "dirty", "wild", "went out/round", "pickups", "actions", "mean score"):
         s.add_column(c, justify="left" if c in ("pairing", "agent") else "right")

@@ -1,8 +1,19 @@
-"""Statistics of duplicate matches: t and Wilson intervals, per-deal pair statistics, Bradley-Terry ratings.
+"""Statistics of duplicate matches: per-deal intervals and likelihood ratios, t and Wilson intervals,
+per-deal pair statistics, Bradley-Terry ratings.
+
+The unit of a duplicate match is the deal: its two games (sides swapped) share the cards, so A's
+mean result over them, ``0, 1/4, 1/2, 3/4`` or ``1`` (the pentanomial outcome of a game pair, as in
+chess engine testing), is one independent observation.  The win rate's interval
+(:func:`deal_interval`) and the sequential test's log-likelihood ratio (:func:`deal_llr`) are two
+uses of one likelihood: the multinomial over the distinct per-deal outcomes, maximised under the
+constraint that its mean be ``mu`` (the profile, or empirical, likelihood of the mean).  The
+constrained maximum is the observed distribution tilted as ``q_i ~ p_i / (1 + eta * x_i)``, one
+parameter ``eta`` per ``mu``, so every bound is a one-dimensional search.
 """
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -54,18 +65,171 @@ def wilson_ci(p: float, n: int, z: float = 1.959963984540054) -> Optional[List[f
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
-def win_rate_ci(pair_means: Sequence[float]) -> Tuple[float, Optional[List[float]]]:
-    """Win rate and its 95% CI over per-deal pair means.
+# ---------------------------------------------------------------------------------- per-deal likelihood
+#: the weight of one pseudo-observation put at each end (0 and 1) of the per-deal outcomes: it keeps the
+#: likelihood defined for every mean in (0, 1) when every deal had the same result (a 100% record)
+#: while moving no interval of a real sample by more than ~1e-4
+END_WEIGHT = 1e-3
+#: the method named in every evaluation report
+DEAL_INTERVAL_METHOD = ("profile-likelihood interval of the mean per-deal outcome (empirical likelihood over the "
+                        "deals' pair means 0, 1/4, 1/2, 3/4, 1; chi-square(1) calibration)")
+_BISECT = 64
+#: the search range of ``t`` (see :func:`_tilt`): exp(-60) ~ 1e-26 puts the mean within 1e-20 of an end
+_T_MAX = 60.0
 
-    The t-interval over deals collapses to a point when every deal has the same outcome
-    (a 100% record); the interval reported is therefore the union of the t-interval and the
-    Wilson score interval with one trial per deal, which stays honest at the boundaries.
+
+#: the sequential test's prior: one virtual deal, split between the outcomes 0 and 1 in the proportion
+#: of the hypotheses' midpoint (as the ratings add one virtual draw per pair).  It keeps a short run of
+#: one outcome (say five split deals in a row) from settling the test on its own
+LLR_PRIOR = 1.0
+
+
+def llr_prior(mu0: float, mu1: float) -> Tuple[float, float]:
+    """The prior weights of the outcomes 0 and 1 in the LLR of ``mu0`` against ``mu1``."""
+    m = 0.5 * (mu0 + mu1)
+    return LLR_PRIOR * (1.0 - m), LLR_PRIOR * m
+
+
+def _support(scores: Any, ends: Tuple[float, float] = (END_WEIGHT, END_WEIGHT)) -> Tuple[np.ndarray, np.ndarray]:
+    """The distinct per-deal outcomes with 0 and 1 added, and their counts (the ends weighted ``ends``
+    more): ``(x, counts)``; ValueError for a score outside [0, 1]."""
+    a = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if a.size and not (np.all(np.isfinite(a)) and a.min() >= 0.0 and a.max() <= 1.0):
+        raise ValueError("per-deal scores must lie in [0, 1] (A's mean result over the deal's games)")
+    x, counts = np.unique(np.concatenate([a, [0.0, 1.0]]), return_counts=True)
+    counts = counts.astype(np.float64)
+    counts[0] += ends[0] - 1.0
+    counts[-1] += ends[1] - 1.0
+    return x, counts
+
+
+def _tilt(x: np.ndarray, t: np.ndarray, up: Any) -> np.ndarray:
+    """The divisors ``1 + eta * x`` (rows) of the tilt with ``eta = -1 + exp(-t)`` where ``up`` (the mean
+    pushed towards 1 as ``t`` grows) and ``eta = exp(t) - 1`` elsewhere (towards 0); written so that
+    no divisor rounds to 0."""
+    t = t[:, None]
+    up = np.asarray(up)[:, None] if np.ndim(up) else up
+    return np.where(up, (1.0 - x) + x * np.exp(-t), 1.0 + np.expm1(t) * x)
+
+
+def _tilted(x: np.ndarray, p: np.ndarray, g: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``(mu, -2 log R / n)`` of the distributions ``p`` (rows) on ``x`` tilted by the divisors ``g``:
+    ``q ~ p / g``, the likelihood's maximum among distributions with mean ``mu``."""
+    w = p / g
+    s = w.sum(axis=1)
+    mu = (w * x).sum(axis=1) / s
+    dev = 2.0 * (p * (np.log(s)[:, None] + np.log(g))).sum(axis=1)
+    return mu, dev
+
+
+def _normalised(counts: Any) -> Tuple[np.ndarray, np.ndarray]:
+    c = np.atleast_2d(np.asarray(counts, dtype=np.float64))
+    n = c.sum(axis=1)
+    return c / n[:, None], n
+
+
+def _bound(x: np.ndarray, p: np.ndarray, crit: np.ndarray, up: bool) -> np.ndarray:
+    """The end (upper when ``up``) of the set of means whose deviance is at most ``crit`` (rows)."""
+    lo, hi = np.zeros(p.shape[0]), np.full(p.shape[0], _T_MAX)
+    for _ in range(_BISECT):          # the deviance grows with t
+        mid = 0.5 * (lo + hi)
+        inside = _tilted(x, p, _tilt(x, mid, up))[1] <= crit
+        lo = np.where(inside, mid, lo)
+        hi = np.where(inside, hi, mid)
+    return _tilted(x, p, _tilt(x, lo, up))[0]
+
+
+def deal_interval_counts(x: Any, counts: Any, level: float = 0.95) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`deal_interval` of many samples at once: ``counts[r, i]`` deals of sample ``r`` had the
+    outcome ``x[i]`` (``x`` ascending, from 0 to 1; the counts include the end weights).  Arrays
+    ``(low, high)``, one entry per sample."""
+    x = np.asarray(x, dtype=np.float64)
+    p, n = _normalised(counts)
+    crit = NormalDist().inv_cdf(0.5 + level / 2.0) ** 2 / n        # chi-square(1) quantile, per deal
+    lo, hi = _bound(x, p, crit, False), _bound(x, p, crit, True)
+    # every deal the same outcome v: the likelihood ratio has nothing to weigh, so the bounds are the
+    # exact ones.  A mean mu > v allows P(outcome v) <= (1 - mu) / (1 - v) (the rest at 1), and all n
+    # deals at v has probability below (1 - level) / 2 beyond mu = 1 - (1 - v) a; likewise below
+    real = np.atleast_2d(np.asarray(counts, dtype=np.float64)).copy()
+    real[:, 0] -= END_WEIGHT
+    real[:, -1] -= END_WEIGHT
+    seen = real > 0.5
+    single = seen.sum(axis=1) == 1
+    if single.any():
+        v = x[np.argmax(seen, axis=1)]
+        a = ((1.0 - level) / 2.0) ** (1.0 / np.maximum(real.sum(axis=1), 1.0))
+        lo = np.where(single, v * a, lo)
+        hi = np.where(single, 1.0 - (1.0 - v) * a, hi)
+    return lo, hi
+
+
+def deal_interval(scores: Sequence[float], level: float = 0.95) -> Tuple[float, float]:
+    """The ``level`` confidence interval of A's win rate from per-deal scores (A's mean result over
+    each deal's games: 1 win, 0.5 draw, 0 loss; in a duplicate deal one of 0, 1/4, 1/2, 3/4, 1).
+
+    The profile-likelihood (empirical-likelihood) interval of the mean: every ``mu`` whose
+    likelihood ratio against the observed mean passes the chi-square(1) test at ``level``.  It is
+    as narrow as a t-interval over the deals where that one is valid, but, unlike it, stays inside
+    [0, 1], follows the skew of a lopsided match and does not collapse to a point when every deal
+    had the same result (then the bounds are the exact ones).  Coverage measured by simulation
+    (tests/test_deal_statistics.py): within 0.93-0.97 from 50 deals on for win rates up to 90%, at
+    least 0.92 above.  Its weakest case is a match whose deals are only won or lost outright (both
+    games the same way: the binomial case), where, like every binomial likelihood-ratio interval, it
+    dips to about 0.90 at some win rates near 0.9 with 50 deals.  No deals: ``(0.0, 1.0)``.
     """
-    m, ci = mean_ci(pair_means, 0.0, 1.0)
-    w = wilson_ci(m, len(pair_means)) if pair_means else None
-    if ci is None or w is None:
-        return m, ci
-    return m, [min(ci[0], w[0]), max(ci[1], w[1])]
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    x, counts = _support(scores)
+    if len(scores) == 0:
+        return 0.0, 1.0
+    lo, hi = deal_interval_counts(x, counts[None, :], level)
+    return _clean(float(lo[0])), _clean(float(hi[0]))
+
+
+def _clean(v: float) -> float:
+    """A bound within 1e-12 of an end is that end (the search stops 1e-20 short of it)."""
+    return 0.0 if v < 1e-12 else 1.0 if v > 1.0 - 1e-12 else v
+
+
+def _mean_tilt(x: np.ndarray, p: np.ndarray, mu: float) -> np.ndarray:
+    """The divisors of the tilt (per row of ``p``) whose mean is ``mu`` (0 < mu < 1): the constrained
+    maximum of the likelihood."""
+    up = (p * x).sum(axis=1) < mu
+    lo, hi = np.zeros(p.shape[0]), np.full(p.shape[0], _T_MAX)
+    for _ in range(_BISECT):          # the mean moves away from the observed one as t grows
+        mid = 0.5 * (lo + hi)
+        m = _tilted(x, p, _tilt(x, mid, up))[0]
+        short = np.where(up, m < mu, m > mu)
+        lo = np.where(short, mid, lo)
+        hi = np.where(short, hi, mid)
+    return _tilt(x, 0.5 * (lo + hi), up)
+
+
+def deal_llr_counts(x: Any, counts: Any, mu0: float, mu1: float) -> np.ndarray:
+    """:func:`deal_llr` of many samples at once (``counts`` as for :func:`deal_interval_counts`)."""
+    x = np.asarray(x, dtype=np.float64)
+    p, n = _normalised(counts)
+    d0 = _tilted(x, p, _mean_tilt(x, p, mu0))[1]
+    d1 = _tilted(x, p, _mean_tilt(x, p, mu1))[1]
+    return 0.5 * n * (d0 - d1)
+
+
+def deal_llr(scores: Sequence[float], mu0: float, mu1: float) -> float:
+    """The log-likelihood ratio of "the mean per-deal score is ``mu1``" against "it is ``mu0``": the
+    generalised SPRT statistic of fishtest's pentanomial test, over the deals' observed outcomes
+    (each hypothesis gets the maximum-likelihood distribution with its mean) and :func:`llr_prior`."""
+    if not (0.0 < mu0 < 1.0 and 0.0 < mu1 < 1.0):
+        raise ValueError(f"hypotheses must lie strictly between 0 and 1, got {mu0!r} and {mu1!r}")
+    x, counts = _support(scores, llr_prior(mu0, mu1))
+    return float(deal_llr_counts(x, counts[None, :], mu0, mu1)[0])
+
+
+def win_rate_ci(pair_means: Sequence[float]) -> Tuple[float, Optional[List[float]]]:
+    """Win rate and its 95% interval over per-deal pair means (:func:`deal_interval`); ``(nan, None)``
+    without deals."""
+    if len(pair_means) == 0:
+        return float("nan"), None
+    return math.fsum(pair_means) / len(pair_means), list(deal_interval(pair_means))
 
 
 def pair_stats(deals: List[Dict[str, Any]]) -> Dict[str, Any]:

@@ -6,7 +6,7 @@ sweep that is still running or was stopped shows what it has) and at the end wit
 ``report.md`` and the HParams runs; ``handfoot sweep --report DIR`` calls it on demand.
 
 Two kinds of uncertainty appear and are kept apart: the interval of each trial's own
-evaluation (duplicate deals: a t-interval over deals, widened to Wilson for a win rate) stays in
+evaluation (duplicate deals: the per-deal interval of ``experiments.evaluation.stats``) stays in
 the trial rows; the intervals of the variants' summaries are bootstrap intervals over seeds
 (:mod:`experiments.sweeps.stats`), the uncertainty that decides a comparison.
 """

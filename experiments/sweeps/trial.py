@@ -240,8 +240,11 @@ def read_result(sweep: Sweep, out: Path, trial: Trial) -> Dict[str, Any]:
     else:
         opp = _label(res, m.opponent) if m.opponent else labels[1]
         value, ci = ev[opp][m.kind], ev[opp][f"{m.kind}_ci"]
-    return {"value": value, "ci": ci, "opponent": opp, "evaluation": ev, "curve": [],
-            "timings": {"total_s": (res.get("timing") or {}).get("elapsed_s")}}
+    out = {"value": value, "ci": ci, "opponent": opp, "evaluation": ev, "curve": [],
+           "timings": {"total_s": (res.get("timing") or {}).get("elapsed_s")}}
+    if res.get("sprt"):            # a sequential test (``sprt`` in the evaluation config): its decision
+        out["sprt"] = res["sprt"]
+    return out
 
 
 __all__ = ["run_folder", "log_file", "trial_command", "start_trial", "stop_trial", "run_trial", "is_finished",
