@@ -151,7 +151,9 @@ class SearchAgent(Agent):
         self.np_rng = np.random.default_rng(self.seed)
         self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "seconds": 0.0, "cut": 0,
                                         "ticks": 0}
+        #: wall and process CPU seconds of each search
         self.search_seconds: List[float] = []
+        self.search_cpu_seconds: List[float] = []
 
     def reset(self, seat, rules, seed) -> None:
         super().reset(seat, rules, seed)
@@ -181,9 +183,10 @@ class SearchAgent(Agent):
         if p[order[0]] >= self.confident and PICKUP not in legal:
             return best
         cands = [legal[int(i)] for i in order[:self.candidates]]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         values = self._evaluate(view, cands)
         spent = time.perf_counter() - start
+        self.search_cpu_seconds.append(time.process_time() - cpu)
         self.stats["searched"] += 1
         self.stats["seconds"] += spent
         self.search_seconds.append(spent)

@@ -113,3 +113,21 @@ def test_search_plays_legal_reproducible_moves_and_counts_its_searches():
     m2, s2 = run(7)
     assert m1 == m2 and s1["searched"] == s2["searched"]
     assert s1["decisions"] == 12 and s1["searched"] >= 1 and s1["ticks"] <= 12 * s1["searched"]
+
+
+def test_bench_search_row_counts_games_and_searches(tmp_path):
+    import json
+
+    from experiments.bench.bench import bench_main
+    cfg = tmp_path / "search.yaml"
+    cfg.write_text("presets: [pagat]\ngrowth_presets: []\nrows: [search]\ngames: 1\ninterleave: 1\n"
+                   "warmup_seconds: 0\nmemory: {instances: 1}\nclone: {states: 2, repeats: 1}\n"
+                   "search: {spec: 'search(worlds=2, candidates=2, horizon=4, confident=0.3)', opponent: champion, core: compiled}\n")
+    assert bench_main([str(cfg), "--out", str(tmp_path / "out"), "--json"]) == 0
+    row = json.loads((tmp_path / "out" / "bench.json").read_text())["rows"][0]
+    assert row["status"] == "ok" and row["games"] == 1, row
+    assert 0 < row["searched_per_game"] < row["search_decisions_per_game"]
+    assert row["search_median_s"] > 0 and "per searched decision" in row["label"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rows: [search]\nsearch: {spec: 'search(worlds=0)', opponent: champion, core: compiled}\n")
+    assert bench_main([str(bad)]) == 2

@@ -3,7 +3,8 @@ one team, timed per game and per searched decision (``handfoot bench configs/ben
 
 The agents are the harness's own (one per spec and seat, kept between games), so their counters
 (:attr:`agents.search.SearchAgent.stats`) give the decisions, the searches and the seconds of each
-search; the row reports the median and 90th percentile of the wall time of a searched decision,
+search; the row reports the median and 90th percentile of the wall time of a searched decision (and
+the median of its process CPU time, which a busy machine inflates less),
 the CPU and wall seconds per game, and the share of decisions searched.
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ class _SearchRunner(_GameRunner):
         res = super().result()
         marks = self.marks or [({k: 0 for k in a.stats}, 0) for a in self.agents]
         secs = np.asarray([s for a, (_, n) in zip(self.agents, marks) for s in a.search_seconds[n:]])
+        cpu = np.asarray([s for a, (_, n) in zip(self.agents, marks) for s in a.search_cpu_seconds[n:]])
         decisions = sum(a.stats["decisions"] - m["decisions"] for a, (m, _) in zip(self.agents, marks))
         searched = sum(a.stats["searched"] - m["searched"] for a, (m, _) in zip(self.agents, marks))
         deviated = sum(a.stats["deviated"] - m["deviated"] for a, (m, _) in zip(self.agents, marks))
@@ -42,10 +44,12 @@ class _SearchRunner(_GameRunner):
             "searched_fraction": searched / decisions if decisions else None,
             "deviated_per_game": deviated / games,
             "search_median_s": median, "search_p90_s": p90,
+            "search_median_cpu_s": float(np.median(cpu)) if len(cpu) else None,
             "seconds_cpu_per_game": res["seconds_cpu"] / games, "seconds_wall_per_game": res["seconds_wall"] / games,
         })
         if median is not None:
-            res["label"] = (f"{self.label}: {median:.3f} s median per searched decision (wall), "
+            res["label"] = (f"{self.label}: {median:.3f} s median per searched decision (wall; "
+                            f"{res['search_median_cpu_s']:.3f} s CPU), "
                             f"{res['seconds_wall_per_game']:.1f} s wall / {res['seconds_cpu_per_game']:.1f} s CPU "
                             f"per game, {searched / games:.1f} of {decisions / games:.0f} decisions searched")
         return res
