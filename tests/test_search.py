@@ -122,7 +122,8 @@ def test_bench_search_row_counts_games_and_searches(tmp_path):
     cfg = tmp_path / "search.yaml"
     cfg.write_text("presets: [pagat]\ngrowth_presets: []\nrows: [search]\ngames: 1\ninterleave: 1\n"
                    "warmup_seconds: 0\nmemory: {instances: 1}\nclone: {states: 2, repeats: 1}\n"
-                   "search: {spec: 'search(worlds=2, candidates=2, horizon=4, confident=0.3)', opponent: champion, core: compiled}\n")
+                   "search: {spec: 'search(worlds=2, candidates=2, horizon=4, confident=0.3)', "
+                   "opponent: champion, core: compiled}\n")
     assert bench_main([str(cfg), "--out", str(tmp_path / "out"), "--json"]) == 0
     row = json.loads((tmp_path / "out" / "bench.json").read_text())["rows"][0]
     assert row["status"] == "ok" and row["games"] == 1, row
@@ -131,3 +132,27 @@ def test_bench_search_row_counts_games_and_searches(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("rows: [search]\nsearch: {spec: 'search(worlds=0)', opponent: champion, core: compiled}\n")
     assert bench_main([str(bad)]) == 2
+
+
+def test_pool_evaluations_joins_parts_of_one_duel(tmp_path, capsys):
+    import importlib.util
+    import json
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("pool", Path(__file__).parents[1] / "scripts" / "pool_evaluations.py")
+    pool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pool)
+    for i, (rate, wins) in enumerate([(0.75, [3, 1]), (0.5, [2, 2]), (1.0, [4, 0])]):
+        d = tmp_path / f"p{i}"
+        d.mkdir()
+        (d / "results.json").write_text(json.dumps({"mode": "duel", "agents": ["search", "champion"], "deals": 2,
+                                                    "win_rate": rate, "wins": wins, "draws": 0, "seed": i}))
+    assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["deals"] == 6 and out["wins"] == [9, 3] and out["win_rate"] == pytest.approx(0.75)
+    lo, hi = out["win_rate_ci"]
+    assert lo < 0.75 < hi
+    (tmp_path / "p1" / "results.json").write_text(json.dumps({"mode": "duel", "agents": ["search", "strategic"],
+                                                              "deals": 2, "win_rate": 1, "wins": [4, 0], "draws": 0,
+                                                              "seed": 1}))
+    assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 2
+    assert "differ" in capsys.readouterr().err
