@@ -26,8 +26,8 @@ as ``max_seconds`` (a bound on one decision's search: the rollouts still running
 as they stand) is not reached.
 
 Arguments: ``base`` (a trained policy spec: ``champion`` or ``'policy:PATH'``), ``worlds`` (16),
-``candidates`` (3), ``confident`` (0.5), ``z`` (1.0), ``horizon`` (0: the round's end),
-``max_seconds`` (5.0), ``weighted`` (false: uniform worlds; true: worlds weighted by the base
+``candidates`` (3), ``confident`` (0.5), ``z`` (2.0), ``horizon`` (0: the round's end),
+``max_seconds`` (10.0), ``weighted`` (false: uniform worlds; true: worlds weighted by the base
 policy's probability of the last discard).  ``agent.stats`` counts decisions, searches,
 deviations from the base policy and the seconds spent searching.
 """
@@ -48,8 +48,8 @@ from handfoot_env.observation import observation_size
 from .base import Agent
 
 #: the arguments of ``search(...)`` and their defaults
-PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 16, "candidates": 3, "confident": 0.5, "z": 1.0,
-                          "horizon": 0, "max_seconds": 5.0, "weighted": False}
+PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 16, "candidates": 3, "confident": 0.5, "z": 2.0,
+                          "horizon": 0, "max_seconds": 10.0, "weighted": False}
 
 
 def _int_arg(name: str, value: Any, low: int, high: int) -> int:
@@ -125,7 +125,7 @@ class SearchAgent(Agent):
     needs_view = True
 
     def __init__(self, seed: int = 0, base: str = "champion", worlds: int = 16, candidates: int = 3,
-                 confident: float = 0.5, z: float = 1.0, horizon: int = 0, max_seconds: float = 5.0,
+                 confident: float = 0.5, z: float = 2.0, horizon: int = 0, max_seconds: float = 10.0,
                  weighted: bool = False):
         super().__init__(seed)
         if not isinstance(base, str) or base.strip().startswith("search"):
