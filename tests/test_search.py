@@ -8,6 +8,7 @@ import pytest
 
 from agents.base import agent_action
 from agents.registry import make_agent
+from handfoot_env.actions import DISCARD_BASE, MELD_BASE
 from handfoot_env.belief import sample_worlds
 from handfoot_env.engine import Game
 from handfoot_env.observation import action_mask, encode_observation
@@ -156,3 +157,17 @@ def test_pool_evaluations_joins_parts_of_one_duel(tmp_path, capsys):
                                                               "seed": 1}))
     assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 2
     assert "differ" in capsys.readouterr().err
+
+
+def test_weighted_worlds_search_at_the_draw_after_a_discard():
+    g = _position(seed=6, actions=30)
+    while g.phase != 0 or not g.history or not DISCARD_BASE <= g.history[-1][1] < MELD_BASE:
+        champ = make_agent("champion")
+        champ.reset(g.current, g.rules, 0)
+        g.step(agent_action(champ, g, g.current))
+    p = g.current
+    agent = make_agent("search(worlds=3, candidates=2, horizon=5, confident=1.0, weighted=true)", seed=0)
+    agent.reset(p, g.rules, 1)
+    a = agent.act({"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}, seat_view(g, p))
+    assert a in g.legal_actions()
+    assert agent.stats["searched"] == (1 if len(g.legal_actions()) > 1 else 0)
