@@ -8,6 +8,8 @@ spec               agent
 ``strategic``      :class:`agents.strategic.StrategicAgent`
 ``champion``       the strongest trained agent, shipped in the package (``agents/weights/champion.npz``,
                    how it was trained: docs/results/champion/), played greedily
+``search(...)``    decision-time search over a trained policy: :class:`agents.search.SearchAgent`
+                   (arguments in :data:`agents.search.PARAMS`; docs/search.md)
 ``policy:PATH``    a trained policy, loaded by ``agents.policy.load_policy_agent(PATH, seed)``
 ``rllib:PATH``     an RLlib checkpoint, loaded by ``agents.rllib_policy.load_rllib_agent(PATH, seed)``
 ``py:MOD:CLASS``   any importable :class:`agents.base.Agent` subclass: ``py:package.module:ClassName``
@@ -136,8 +138,10 @@ def _builtin(name: str, seed: int, kwargs: Dict[str, Any], spec: str) -> Agent:
 
 #: trained agents shipped with the package: spec name -> weights file inside ``agents/``
 SHIPPED: Dict[str, str] = {"champion": "weights/champion.npz"}
+#: the search agent's spec name (not in BUILTIN: a round-robin of every built-in agent leaves it out)
+SEARCH = "search"
 #: further names reserved for agents shipped with the package: an entry point never takes them
-_EXTRA_NAMES: Tuple[str, ...] = tuple(SHIPPED)
+_EXTRA_NAMES: Tuple[str, ...] = tuple(SHIPPED) + (SEARCH,)
 
 
 def shipped_weights(name: str) -> Path:
@@ -213,6 +217,11 @@ def _named(agent: Agent, spec: str, kwargs: Dict[str, Any]) -> Agent:
     return agent
 
 
+def _search_params() -> Tuple[str, ...]:
+    from .search import PARAMS
+    return tuple(PARAMS)
+
+
 def make_agent(spec: str, seed: int = 0) -> Agent:
     """A new agent for ``spec`` (see the module table) seeded with ``seed``.
 
@@ -230,6 +239,15 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
         if kwargs:
             raise ValueError(f"agent spec {spec!r}: {s} takes no arguments")
         return _shipped(s, seed)
+    if s == SEARCH:
+        from .search import SearchAgent
+        try:
+            agent = SearchAgent(seed, **kwargs)
+        except TypeError as e:
+            raise ValueError(f"agent spec {spec!r}: {e} (arguments: {', '.join(_search_params())})") from None
+        except ValueError as e:
+            raise ValueError(f"agent spec {spec!r}: {e}") from None
+        return _named(agent, spec, kwargs)
     if s.startswith("policy:"):
         path = s[len("policy:"):]
         if not path:
@@ -263,9 +281,10 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
                             kwargs=kwargs)
             return _named(agent, spec, kwargs)
     raise ValueError(f"unknown agent spec {spec!r}; expected one of: {', '.join(BUILTIN + tuple(SHIPPED))}, "
+                     f"{SEARCH}(...), "
                      f"policy:PATH, rllib:PATH, "
                      f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED",
+__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED", "SEARCH",
            "ENTRY_POINT_GROUP"]

@@ -230,6 +230,7 @@ class Game:
             up = stock.pop()
         self.stock = stock
         self.discard = [up]
+        self.up_card = up                    # the round's up card, seen face up by the whole table
         # the observation's cached pile block (handfoot_env.observation), keyed by the pile's length
         # and identity; a pickup (which may shorten the pile) resets it to None
         self.pile_cache: Optional[tuple] = None
@@ -1015,6 +1016,7 @@ class Game:
             "stock_size": len(self.stock),
             "stock": [CODES[k] for k in reversed(self.stock)],
             "discard": [CODES[k] for k in self.discard],
+            "up_card": CODES[self.up_card],
             "pending_pile_cards": codes_of(self.pending),
             "provisional": codes_of(self.prov),
             "asked": self.asked,

@@ -24,6 +24,10 @@ field                   meaning
 ``discard``             the whole discard pile, bottom to top (every card in it
                         was seen face up); ``discard_top`` (-1 if empty),
                         ``pile_blocked``
+``up_card``             the card turned face up at the deal to start this
+                        round's pile (it may since have been taken with the
+                        pile; with ``round_history`` it gives every pile
+                        this round, and so every card each pickup took)
 ``stock_size``          cards left in the stock (its order is never shown)
 ``round``, ``minimum``  round number (1-based) and its first-meld minimum
 ``scores``              cumulative team scores; ``round_scores`` per finished round
@@ -108,6 +112,8 @@ class SeatView:
     game_over: bool
     # decisions
     legal_actions: Tuple[int, ...]
+    # table (added after the fields above, so that positional construction keeps its meaning)
+    up_card: int = -1
 
     @property
     def to_act(self) -> bool:
@@ -188,6 +194,7 @@ def seat_view(game: Game, seat: int, legal: Optional[Sequence[int]] = None) -> S
         round_history=tuple(hist),
         game_over=bool(g.game_over),
         legal_actions=(tuple(g.legal_actions()) if legal is None else tuple(legal)) if to_act else (),
+        up_card=g.up_card,
     )
 
 

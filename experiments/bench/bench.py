@@ -23,6 +23,9 @@ same run the same way:
                ``eval.pairs`` (default the champion against strategic, and the champion against
                itself), on the reference engine and on the compiled core; actions/s counts every
                seat's actions, obs/s those of seats that read an observation.
+``search``     games with the search agent ``search.spec`` in both seats of team 0 against
+               ``search.opponent`` (:mod:`experiments.bench.search`): seconds per game and per
+               searched decision, the share of decisions searched (``configs/bench/search.yaml``).
 ``vecenv``     the batched runner :class:`experiments.bench.sb3_vecenv.BatchedVecEnv`
                (SB3 ``VecEnv``): many games in one process, one learner seat per
                game with observation and mask every decision, the other seats
@@ -494,6 +497,10 @@ def run_bench(cfg: Dict[str, Any], progress: Optional[Callable[[str], None]] = N
                     rows.append(_row(kind, f"{preset}:{'+'.join(pair)}",
                                      f"evaluation games {pair[0]} vs {pair[1]} (harness, core='{core}')",
                                      lambda p=preset, a=pair, c=core: bench_eval(p, cfg, a, c)))
+        if "search" in kinds and not g:
+            from experiments.bench.search import bench_search
+            rows.append(_row("search", f"{preset}:{cfg['search']['spec']}", "search games",
+                             lambda p=preset: bench_search(p, cfg)))
         if "vecenv" in kinds and not g:
             rows.append(_row("vecenv", preset, f"BatchedVecEnv x{cfg['vecenv']['n_envs']} (learner obs + mask)",
                              lambda p=preset: bench_vecenv(p, cfg), g))

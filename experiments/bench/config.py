@@ -11,9 +11,9 @@ from handfoot_env.config import load_rules
 from handfoot_env.safe_yaml import read_yaml
 
 ROW_KINDS = ("engine", "engine_obs", "core", "aec", "aec_compiled", "eval", "eval_compiled", "vecenv", "selfplay",
-             "openspiel", "openspiel_rl", "rlcard", "train")
+             "openspiel", "openspiel_rl", "rlcard", "train", "search")
 #: rows that run only when named (``rows:`` of a config, ``--rows``)
-ON_REQUEST = ("train", "eval", "eval_compiled")
+ON_REQUEST = ("train", "eval", "eval_compiled", "search")
 
 
 TARGETS = {"aec_vs_openspiel": 1.0, "engine_vs_openspiel": 2.0, "env_bytes": 1_000_000, "clone_us": 50.0,
@@ -102,6 +102,16 @@ def validate(cfg: Dict[str, Any]) -> Dict[str, Any]:
                 make_agent(a, 0)
             except (ValueError, ImportError) as e:
                 raise BenchConfigError(f"eval.pairs: {e}") from None
+    if "search" in cfg["rows"]:
+        sc = cfg["search"]
+        if sc["core"] not in ("reference", "compiled"):
+            raise BenchConfigError(f"search.core must be 'reference' or 'compiled', got {sc['core']!r}")
+        from agents.registry import make_agent
+        for key in ("spec", "opponent"):
+            try:
+                make_agent(str(sc[key]), 0)
+            except (ValueError, ImportError) as e:
+                raise BenchConfigError(f"search.{key}: {e}") from None
     if "selfplay" in cfg["rows"] and _train_config_path(str(cfg["selfplay"]["train_config"])) is None:
         raise BenchConfigError(f"selfplay.train_config: file {cfg['selfplay']['train_config']!r} not found")
     if "train" in cfg["rows"]:
@@ -131,6 +141,7 @@ DEFAULTS: Dict[str, Any] = {
     "core": {"n_games": 256},
     "eval": {"pairs": [["champion", "strategic"], ["champion", "champion"]]},
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
+    "search": {"spec": "search", "opponent": "champion", "core": "compiled"},   # the search row's games
     "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched", "dmc"],
               "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": [], "baseline": None},
     "memory": {"instances": 100},

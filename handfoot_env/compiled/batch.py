@@ -194,6 +194,7 @@ def state_row(game: Game, out: Optional[np.ndarray] = None) -> np.ndarray:
     s[L.DISC:L.DISC + len(game.discard)] = game.discard
     for k in game.discard:
         s[L.PILEC + k] += 1
+    s[L.UP_CARD] = game.up_card
     from ..scoring import BREAKDOWN_KEYS
     for i, det in enumerate(game.round_details):
         d = L.RDET + L.RDET_W * i
@@ -235,6 +236,7 @@ def game_from_row(rules, s: np.ndarray) -> Game:
     g.feet = [None if s[L.FOOTUP + p] else s[L.FEET + NUM_KINDS * p:L.FEET + NUM_KINDS * (p + 1)] for p in range(n)]
     g.stock = s[L.STOCK:L.STOCK + s[L.STOCK_LEN]]
     g.discard = s[L.DISC:L.DISC + s[L.DISC_LEN]]
+    g.up_card = s[L.UP_CARD]
     g.pile_cache = None
     g.melds = [_meld_rows(s, t) for t in range(nt)]
     g.books = [[_book(c) for c in s[L.BOOKS + L.MAXB * t:L.BOOKS + L.MAXB * t + s[L.NBOOKS + t]]] for t in range(nt)]

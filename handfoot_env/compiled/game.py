@@ -290,7 +290,7 @@ class CompiledGame:
             forced=tuple(v[_F_S:_F_J + 1]) if v[_FORCED] else None, incomplete=v[_INCOMPLETE],
             asked=bool(v[_ASKED]), permission=None if v[_PERM] < 0 else bool(v[_PERM]),
             cancels_used=v[_CANCELS], round_history=hist, game_over=bool(v[_OVER]),
-            legal_actions=tuple(legal) if to_act else ())
+            legal_actions=tuple(legal) if to_act else (), up_card=s.item(L.UP_CARD))
 
     def clone(self) -> "CompiledGame":
         self._sync()

@@ -27,6 +27,7 @@ MAXW = (PER_DECK[11] + PER_DECK[12]) * LIMITS["decks"][1]   # wild cards in the 
  ACOUNT, PROV_VALUE, FORCED, F_S, F_N, F_T, F_J, INCOMPLETE, STOCK_LEN, DISC_LEN, NRS, SEED, NEED_DEAL) = range(27)
 HSIZE = 27                             # per player: cards in hand (the sum of its HANDS counts)
 PILEC = HSIZE + MAXP                   # counts by kind of the pile's cards (16, 15 used)
+UP_CARD = PILEC + 15                   # the round's up card (the 16th entry of PILEC's block)
 RSEEDS = PILEC + 16                    # MAXRD round seeds
 HANDS = RSEEDS + MAXRD                 # per player 15 counts
 FEET = HANDS + MAXP * NUM_KINDS        # per player 15 counts (zero once picked up)

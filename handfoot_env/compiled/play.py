@@ -15,7 +15,7 @@ from .layout import (ACOUNT, ASKED, BC, BOOKS, CANCELS, CURRENT, DEALER, DECK1, 
                      MINIMUM, MVAL, NBOOKS, NEED_DEAL, NRS, OPENED, OVER, PEND, PERM, PHASE, PILEC, PLAYED, PROV,
                      PROV_VALUE, R_CB, R_DB, R_DECKS, R_EXTRA, R_FOOT, R_GOB, R_HAND, R_MIN, R_N, R_R3B, R_R3L,
                      R_ROUNDS, R_T, R_TM, R_WB, RACTIONS, RDET, RDET_W, RED3S, ROUND, RSC, RSEEDS, SCORES, SEED,
-                     SPECS, STOCK, STOCK_LEN, TURN, VALS, WENT_OUT, WINNER)
+                     SPECS, STOCK, STOCK_LEN, TURN, UP_CARD, VALS, WENT_OUT, WINNER)
 from .intrinsics import unowned
 from .rng import randbelow, seeded, shuffle
 from .rules import (ANSWER_NO, ANSWER_PHASE, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, CLEAN, DIRTY, DISCARD_BASE, DRAW,
@@ -417,6 +417,7 @@ def deal(s, R, top):
     for k in range(16):
         s[PILEC + k] = 0
     s[PILEC + up] = 1
+    s[UP_CARD] = up
     for i in range(1, MAXC):
         s[DISC + i] = 0
     for i in range(ns, MAXC):

@@ -1,0 +1,260 @@
+"""Search at decision time over a trained policy: spec ``search(base=champion, worlds=32, candidates=4)``.
+
+At a decision where search can change the outcome, the agent
+
+1. takes the base policy's ``candidates`` most likely legal actions at this observation;
+2. samples ``worlds`` states its seat cannot tell from the real one
+   (:func:`handfoot_env.belief.sample_worlds`: the hidden cards dealt again from its view);
+3. plays each candidate in each world and the rest of the round with the base policy for every
+   seat, on the compiled core: all ``worlds x candidates`` games in one :class:`CoreBatch`, one
+   forward pass of the base policy per tick for every game still running;
+4. scores each game by the searching team's round score less the best other team's (at the
+   round's end; at ``horizon`` ticks, if set, by the round's score as it stands then);
+5. plays the candidate of best mean score, but leaves the base policy's choice only when the
+   gain over it, paired world by world, is more than ``z`` standard errors.
+
+Elsewhere it plays the base policy's choice at once: with one legal action, and when the base
+policy is sure (its top action's probability at least ``confident``) unless the decision is
+whether to take the pile (``pickup`` legal).  With the shipped champion and the defaults that is
+about one decision in twelve (docs/search.md).
+
+The rollouts play every seat with the base policy on that seat's own observation, so the
+searching seat's later moves never see the world's hidden cards (no strategy fusion: only the
+action now is chosen per information state, from means over worlds).  Each decision draws its
+worlds from the agent's generator, seeded by ``reset``: a game replays exactly for a seed, as long
+as ``max_seconds`` (a bound on one decision's search: the rollouts still running are then scored
+as they stand) is not reached.
+
+Arguments: ``base`` (a trained policy spec: ``champion`` or ``'policy:PATH'``), ``worlds`` (16),
+``candidates`` (3), ``confident`` (0.5), ``z`` (2.0), ``horizon`` (0: the round's end),
+``max_seconds`` (10.0), ``weighted`` (false: uniform worlds; true: worlds weighted by the base
+policy's probability of the last discard).  ``agent.stats`` counts decisions, searches,
+deviations from the base policy and the seconds spent searching.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from handfoot_env.actions import PICKUP
+from handfoot_env.belief import WorldSampler, discard_likelihood
+from handfoot_env.cards import NUM_KINDS, RED3
+from handfoot_env.compiled import layout as L
+from handfoot_env.compiled.batch import CoreBatch, state_row
+from handfoot_env.observation import observation_size
+
+from .base import Agent
+
+#: the arguments of ``search(...)`` and their defaults
+PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 16, "candidates": 3, "confident": 0.5, "z": 2.0,
+                          "horizon": 0, "max_seconds": 10.0, "weighted": False}
+
+
+def _int_arg(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"search: {name} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _float_arg(name: str, value: Any, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ValueError(f"search: {name} must be a number from {low} to {high}, got {value!r}")
+    return float(value)
+
+
+def standing(S: np.ndarray, R: np.ndarray, teams: int) -> np.ndarray:
+    """Each row's round score per team as it stands (the round ended now, no one going out):
+    ``(rows, teams)``, the items of the compiled core's ``end_round``."""
+    n = int(R[L.R_N])
+    out = np.zeros((S.shape[0], teams), dtype=np.float64)
+    vals = L.VALS.astype(np.float64).copy()
+    vals[RED3] = 0.0
+    for t in range(teams):
+        b = L.BC + 3 * t
+        v = (S[:, L.MVAL + t] + S[:, b] * R[L.R_CB] + S[:, b + 1] * R[L.R_DB] + S[:, b + 2] * R[L.R_WB]
+             + S[:, L.RED3S + t] * R[L.R_R3B]).astype(np.float64)
+        for q in range(t, n, teams):
+            held = (S[:, L.HANDS + NUM_KINDS * q:L.HANDS + NUM_KINDS * (q + 1)]
+                    + S[:, L.FEET + NUM_KINDS * q:L.FEET + NUM_KINDS * (q + 1)])
+            v -= held @ vals
+            v += held[:, RED3] * R[L.R_R3L]
+        out[:, t] = v
+    return out
+
+
+class _Forward:
+    """The base policy's logits for many observations at once: a policy network runs in torch on one
+    thread (NumPy's BLAS would spread a small matrix product over every core, slower on a busy
+    machine); an action-value network through its own ``logits``."""
+
+    def __init__(self, policy: Any):
+        self.policy = policy
+        self.layers = None
+        if hasattr(policy, "layers") and hasattr(policy, "relu"):
+            import torch
+            self.torch = torch
+            self.layers = [(torch.from_numpy(np.ascontiguousarray(w)), torch.from_numpy(np.ascontiguousarray(b)))
+                           for w, b in policy.layers]
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if self.layers is None:
+            return np.asarray(self.policy.logits(obs))
+        th = self.torch
+        threads = th.get_num_threads()
+        th.set_num_threads(1)
+        try:
+            with th.inference_mode():
+                h = th.from_numpy(np.ascontiguousarray(obs[:, :self.policy.visible], dtype=np.float32))
+                last = len(self.layers) - 1
+                for i, (w, b) in enumerate(self.layers):
+                    h = th.addmm(b, h, w)
+                    if i < last:
+                        h = th.relu(h) if self.policy.relu else th.tanh(h)
+                return h.numpy()
+        finally:
+            th.set_num_threads(threads)
+
+
+class SearchAgent(Agent):
+    """Decision-time search over a base policy (see the module docstring)."""
+
+    name = "search"
+    needs_observation = True
+    needs_view = True
+
+    def __init__(self, seed: int = 0, base: str = "champion", worlds: int = 16, candidates: int = 3,
+                 confident: float = 0.5, z: float = 2.0, horizon: int = 0, max_seconds: float = 10.0,
+                 weighted: bool = False):
+        super().__init__(seed)
+        if not isinstance(base, str) or base.strip().startswith("search"):
+            raise ValueError(f"search: base must be a trained policy spec (champion or 'policy:PATH'), got {base!r}")
+        self.worlds = _int_arg("worlds", worlds, 1, 4096)
+        self.candidates = _int_arg("candidates", candidates, 2, 64)
+        self.confident = _float_arg("confident", confident, 0.0, 1.0)
+        self.z = _float_arg("z", z, 0.0, 100.0)
+        self.horizon = _int_arg("horizon", horizon, 0, 100000)
+        self.max_seconds = _float_arg("max_seconds", max_seconds, 0.001, 3600.0)
+        if not isinstance(weighted, bool):
+            raise ValueError(f"search: weighted must be true or false, got {weighted!r}")
+        self.weighted = weighted
+        from .registry import make_agent
+        self.base = make_agent(base, seed)
+        self.policy = getattr(self.base, "policy", None)
+        if self.policy is None or not hasattr(self.policy, "logits"):
+            raise ValueError(f"search: base {base!r} is not a trained policy (champion or 'policy:PATH'): search "
+                             "plays its rollouts with one forward pass of the base policy per tick")
+        self.base_spec = base
+        self.forward = _Forward(self.policy)
+        self._batch: Optional[CoreBatch] = None
+        self.np_rng = np.random.default_rng(self.seed)
+        self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "seconds": 0.0, "cut": 0,
+                                        "ticks": 0}
+        #: wall and process CPU seconds of each search
+        self.search_seconds: List[float] = []
+        self.search_cpu_seconds: List[float] = []
+
+    def reset(self, seat, rules, seed) -> None:
+        super().reset(seat, rules, seed)
+        self.base.reset(seat, rules, seed)
+        n_obs = observation_size(rules.players, rules.teams)
+        if self.policy.visible != n_obs:
+            raise ValueError(f"{self.name}: the base policy reads {self.policy.visible} observation entries, but "
+                             f"{rules.players} players in {rules.teams} teams give {n_obs}")
+        self.np_rng = np.random.default_rng([int(seed) & (2 ** 63 - 1), int(seat)])
+
+    # ------------------------------------------------------------ deciding
+    def act(self, observation, view) -> int:
+        if observation is None or view is None:
+            raise ValueError("search needs the observation dict and the seat's view")
+        legal = list(view.legal_actions)
+        if not legal:
+            raise ValueError(f"{self.name}: seat {view.seat} is not to act")
+        self.stats["decisions"] += 1
+        if len(legal) == 1:
+            return legal[0]
+        obs = np.asarray(observation["observation"], dtype=np.float32)
+        z = np.asarray(self.policy.logits(obs), dtype=np.float64)[legal]
+        order = np.argsort(-z, kind="stable")
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        best = legal[int(order[0])]
+        if p[order[0]] >= self.confident and PICKUP not in legal:
+            return best
+        cands = [legal[int(i)] for i in order[:self.candidates]]
+        start, cpu = time.perf_counter(), time.process_time()
+        values = self._evaluate(view, cands)
+        spent = time.perf_counter() - start
+        self.search_cpu_seconds.append(time.process_time() - cpu)
+        self.stats["searched"] += 1
+        self.stats["seconds"] += spent
+        self.search_seconds.append(spent)
+        gain = values - values[:, :1]                     # paired with the base policy's choice
+        mean = gain.mean(axis=0)
+        se = gain.std(axis=0, ddof=1) / np.sqrt(gain.shape[0]) if gain.shape[0] > 1 else np.zeros(len(cands))
+        pick = int(np.argmax(mean))
+        if pick == 0 or mean[pick] <= self.z * se[pick]:
+            return best
+        self.stats["deviated"] += 1
+        return cands[pick]
+
+    def _worlds(self, view) -> list:
+        sampler = WorldSampler(view)
+        rng = self.np_rng
+        if not self.weighted:
+            return [sampler.sample(rng) for _ in range(self.worlds)]
+        pool = [sampler.sample(rng) for _ in range(4 * self.worlds)]
+        w = [discard_likelihood(self.base, g, sampler.public) for g in pool]
+        if w[0] is None or not sum(w) > 0:
+            return pool[:self.worlds]
+        weights = np.asarray(w, dtype=np.float64)
+        pick = rng.choice(len(pool), size=self.worlds, replace=True, p=weights / weights.sum())
+        return [pool[i] for i in pick]
+
+    def _evaluate(self, view, cands: List[int]) -> np.ndarray:
+        """The score of each candidate in each world: ``(worlds, candidates)``."""
+        worlds = self._worlds(view)
+        nw, nc = len(worlds), len(cands)
+        rows = nw * nc
+        b = self._batch
+        if b is None or b.num_games != rows or b.rules != view.rules:
+            b = self._batch = CoreBatch(view.rules, rows)
+        for w, g in enumerate(worlds):
+            state_row(g, b.S[w])
+        for c in range(1, nc):
+            b.S[c * nw:(c + 1) * nw] = b.S[:nw]
+        b.step(np.full(rows, -1, dtype=np.int64))
+        b.step(np.repeat(np.asarray(cands, dtype=np.int64), nw))
+        S, nt = b.S, view.num_teams
+        nrs0 = int(S[0, L.NRS])
+        deadline = time.perf_counter() + self.max_seconds
+        ticks = 0
+        acts = np.full(rows, -2, dtype=np.int64)
+        forward = self.forward
+        while True:
+            running = np.flatnonzero((S[:, L.OVER] == 0) & (S[:, L.NRS] == nrs0))
+            if not len(running):
+                break
+            if (self.horizon and ticks >= self.horizon) or time.perf_counter() > deadline:
+                if not self.horizon or ticks < self.horizon:
+                    self.stats["cut"] += 1
+                break
+            logits = forward(b.obs[running])
+            logits = np.where(b.mask[running] > 0, logits, -np.inf)
+            acts[:] = -2
+            acts[running] = np.argmax(logits, axis=1)
+            b.step(acts)
+            ticks += 1
+        self.stats["ticks"] += ticks
+        done = S[:, L.NRS] > nrs0
+        scores = standing(S, b.R, nt)
+        at = L.RSC + L.MAXT * nrs0
+        scores[done] = S[done, at:at + nt]
+        team = view.team
+        own = scores[:, team]
+        others = np.delete(scores, team, axis=1).max(axis=1)
+        return (own - others).reshape(nc, nw).T
+
+
+__all__ = ["SearchAgent", "PARAMS", "standing"]

@@ -1,0 +1,173 @@
+"""The search agent (agents/search.py, spec ``search(...)``): its spec, its rollouts against the reference
+engine, its value estimate against the reference scoring, and reproducible play."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents.base import agent_action
+from agents.registry import make_agent
+from handfoot_env.actions import DISCARD_BASE, MELD_BASE
+from handfoot_env.belief import sample_worlds
+from handfoot_env.engine import Game
+from handfoot_env.observation import action_mask, encode_observation
+from handfoot_env.view import seat_view
+
+pytest.importorskip("numba")
+
+
+def _position(seed: int = 3, actions: int = 40) -> Game:
+    g = Game("pagat")
+    g.reset(seed=seed)
+    champs = [make_agent("champion") for _ in range(4)]
+    for p, a in enumerate(champs):
+        a.reset(p, g.rules, p)
+    while g.round_actions < actions:
+        p = g.current
+        g.step(agent_action(champs[p], g, p))
+    return g
+
+
+def test_spec_arguments_and_errors():
+    a = make_agent("search(worlds=4, candidates=2)", seed=1)
+    assert a.name == "search(worlds=4, candidates=2)" and a.worlds == 4 and a.candidates == 2
+    assert make_agent("search").name == "search"
+    for spec, words in [("search(worlds=0)", "worlds"), ("search(depth=3)", "depth"),
+                        ("search(base=strategic)", "not a trained policy"), ("search(confident=2)", "confident"),
+                        ("search(weighted=3)", "weighted")]:
+        with pytest.raises(ValueError, match=words) as e:
+            make_agent(spec)
+        assert "\n" not in str(e.value) and spec in str(e.value)
+
+
+def test_standing_is_the_reference_round_score_without_going_out():
+    from agents.search import standing
+    from handfoot_env.compiled.batch import CoreBatch, state_row
+    rng = random.Random(0)
+    for preset in ("pagat", "six_player"):
+        g = Game(preset)
+        g.reset(seed=4)
+        states = []
+        while len(states) < 12:
+            for _ in range(23):
+                g.apply_legal(rng.choice(g.legal_actions()))
+            states.append(g.clone())
+        b = CoreBatch(preset, len(states))
+        for i, s in enumerate(states):
+            state_row(s, b.S[i])
+        got = standing(b.S, b.R, g.num_teams)
+        for i, s in enumerate(states):
+            assert got[i].tolist() == [s.team_round_score(t)["total"] for t in range(s.num_teams)]
+
+
+def test_rollouts_score_what_the_reference_engine_plays():
+    g = _position()
+    p = g.current
+    agent = make_agent("search(worlds=3, candidates=2, confident=1.0)", seed=0)
+    agent.reset(p, g.rules, 0)
+    view = seat_view(g, p)
+    worlds = sample_worlds(view, 3, rng=5)
+    agent._worlds = lambda v: [w.clone() for w in worlds]
+    legal = list(view.legal_actions)
+    cands = legal[:2]
+    values = agent._evaluate(view, cands)
+    assert values.shape == (3, 2)
+    champs = [make_agent("champion") for _ in range(4)]
+    for q, a in enumerate(champs):
+        a.reset(q, g.rules, q)
+    for c, first in enumerate(cands):
+        for w, world in enumerate(worlds):
+            x = world.clone()
+            x.step(first)
+            rounds = len(x.round_scores)
+            while len(x.round_scores) == rounds:
+                q = x.current
+                x.step(agent_action(champs[q], x, q))
+            team = x.team_of[p]
+            got = x.round_scores[rounds]
+            assert values[w, c] == got[team] - max(v for t, v in enumerate(got) if t != team), (c, w)
+
+
+def test_search_plays_legal_reproducible_moves_and_counts_its_searches():
+    def run(seed):
+        g = _position(seed=5, actions=10)
+        agent = make_agent("search(worlds=2, candidates=2, horizon=12)", seed=0)
+        champ = make_agent("champion")
+        for q in range(4):
+            champ.reset(q, g.rules, q)
+        agent.reset(0, g.rules, seed)
+        moves = []
+        while len(moves) < 12 and not g.game_over:
+            q = g.current
+            if q in (0, 2):
+                obs = {"observation": encode_observation(g, q), "action_mask": action_mask(g, q)}
+                a = agent.act(obs, seat_view(g, q))
+                assert a in g.legal_actions()
+                moves.append(a)
+            else:
+                a = agent_action(champ, g, q)
+            g.step(a)
+        return moves, dict(agent.stats)
+
+    m1, s1 = run(7)
+    m2, s2 = run(7)
+    assert m1 == m2 and s1["searched"] == s2["searched"]
+    assert s1["decisions"] == 12 and s1["searched"] >= 1 and s1["ticks"] <= 12 * s1["searched"]
+
+
+def test_bench_search_row_counts_games_and_searches(tmp_path):
+    import json
+
+    from experiments.bench.bench import bench_main
+    cfg = tmp_path / "search.yaml"
+    cfg.write_text("presets: [pagat]\ngrowth_presets: []\nrows: [search]\ngames: 1\ninterleave: 1\n"
+                   "warmup_seconds: 0\nmemory: {instances: 1}\nclone: {states: 2, repeats: 1}\n"
+                   "search: {spec: 'search(worlds=2, candidates=2, horizon=4, confident=0.3)', "
+                   "opponent: champion, core: compiled}\n")
+    assert bench_main([str(cfg), "--out", str(tmp_path / "out"), "--json"]) == 0
+    row = json.loads((tmp_path / "out" / "bench.json").read_text())["rows"][0]
+    assert row["status"] == "ok" and row["games"] == 1, row
+    assert 0 < row["searched_per_game"] < row["search_decisions_per_game"]
+    assert row["search_median_s"] > 0 and "per searched decision" in row["label"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rows: [search]\nsearch: {spec: 'search(worlds=0)', opponent: champion, core: compiled}\n")
+    assert bench_main([str(bad)]) == 2
+
+
+def test_pool_evaluations_joins_parts_of_one_duel(tmp_path, capsys):
+    import importlib.util
+    import json
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("pool", Path(__file__).parents[1] / "scripts" / "pool_evaluations.py")
+    pool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pool)
+    for i, (rate, wins) in enumerate([(0.75, [3, 1]), (0.5, [2, 2]), (1.0, [4, 0])]):
+        d = tmp_path / f"p{i}"
+        d.mkdir()
+        (d / "results.json").write_text(json.dumps({"mode": "duel", "agents": ["search", "champion"], "deals": 2,
+                                                    "win_rate": rate, "wins": wins, "draws": 0, "seed": i}))
+    assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["deals"] == 6 and out["wins"] == [9, 3] and out["win_rate"] == pytest.approx(0.75)
+    lo, hi = out["win_rate_ci"]
+    assert lo < 0.75 < hi
+    (tmp_path / "p1" / "results.json").write_text(json.dumps({"mode": "duel", "agents": ["search", "strategic"],
+                                                              "deals": 2, "win_rate": 1, "wins": [4, 0], "draws": 0,
+                                                              "seed": 1}))
+    assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 2
+    assert "differ" in capsys.readouterr().err
+
+
+def test_weighted_worlds_search_at_the_draw_after_a_discard():
+    g = _position(seed=6, actions=30)
+    while g.phase != 0 or not g.history or not DISCARD_BASE <= g.history[-1][1] < MELD_BASE:
+        champ = make_agent("champion")
+        champ.reset(g.current, g.rules, 0)
+        g.step(agent_action(champ, g, g.current))
+    p = g.current
+    agent = make_agent("search(worlds=3, candidates=2, horizon=5, confident=1.0, weighted=true)", seed=0)
+    agent.reset(p, g.rules, 1)
+    a = agent.act({"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}, seat_view(g, p))
+    assert a in g.legal_actions()
+    assert agent.stats["searched"] == (1 if len(g.legal_actions()) > 1 else 0)
