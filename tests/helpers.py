@@ -113,16 +113,34 @@ def from_leader(rules: Union[str, RuleConfig], round: int, specs: Sequence[Cards
 
 
 def new_game(rules: Union[str, RuleConfig] = "pagat", hands=None, feet=None, up: str = "4", stock: Cards = None,
-             seed: int = 0, round: int = 1, scores=None, pad: bool = True, **overrides) -> Game:
-    """A :class:`Game` reset with a stacked shoe (``overrides`` are rule fields), on :data:`CORE`."""
+             seed: int = 0, round: int = 1, scores=None, pad: bool = True, stacked: bool = True,
+             **overrides) -> Game:
+    """A :class:`Game` reset with a stacked shoe (``overrides`` are rule fields), on :data:`CORE`;
+    ``stacked=False`` deals from the seed alone."""
     r = load_rules(rules, **overrides)
     if CORE == "compiled":
         from handfoot_env.compiled import load
         g = load().CompiledGame(r)
     else:
         g = Game(r)
-    g.reset(seed=seed, shoe=build_shoe(r, hands, feet, up, stock, pad=pad), round=round, scores=scores)
+    shoe = build_shoe(r, hands, feet, up, stock, pad=pad) if stacked else None
+    g.reset(seed=seed, shoe=shoe, round=round, scores=scores)
     return g
+
+
+def observed(g, seat: int) -> dict:
+    """The observation of ``seat`` by index name, from the game's own core (the reference's
+    ``encode_observation`` or the compiled kernel): ``{"go_out.clean_missing": 1.0, ...}``."""
+    import numpy as np
+    from handfoot_env.observation import encode_observation, observation_names
+    r = g.rules
+    names = observation_names(r.players, r.teams)
+    if isinstance(g, Game):
+        obs = encode_observation(g, seat, g.legal_actions() if seat == g.current else None)
+    else:
+        obs, mask = np.zeros(len(names), dtype=np.float32), np.zeros(len(ACTION_NAMES), dtype=np.int8)
+        g.observe(seat, obs, mask)
+    return dict(zip(names, obs.tolist()))
 
 
 _IN_FOOT = object()
