@@ -15,8 +15,8 @@ from handfoot_env.engine import GAME_OVER, MELD_PHASE, Game, IllegalActionError
 
 from .helpers import both_cores  # noqa: F401 - every test on both cores
 from .helpers import (TWO_DECK_FEET, TWO_DECK_HANDS, apply_last_action, books_game, counts, from_leader,
-                      position, expected_round_scores, hand_codes, is_legal, legal_names, melds_of, new_game, observed, play,
-                      turn, two_deck_game)
+                      position, expected_round_scores, hand_codes, is_legal, legal_names, melds_of, new_game,
+                      observed, play, turn, two_deck_game)
 
 
 # ---------------------------------------------------------------------------
@@ -1087,10 +1087,10 @@ def test_dirty_and_wild_books_by_round():
 
 
 def test_the_books_needed_change_with_the_round_as_the_game_goes_on():
-    """Rounds played one after the other (a small shoe, first legal action): each round's observation
-    shows that round's requirement, and the extra round of a tie the last round's."""
-    g = new_game(stacked=False, seed=3, decks=2, hand_size=11, foot_size=11, go_out_clean=[0, 2, 1, 3], go_out_dirty=[1, 0, 2, 0],
-                 go_out_wild=[0, 1, 0, 1])
+    """Four rounds played one after the other (a small shoe, the last legal action each time): the
+    observation at each round's start shows that round's requirement."""
+    g = new_game(stacked=False, seed=3, decks=2, hand_size=11, foot_size=11, go_out_clean=[0, 2, 1, 3],
+                 go_out_dirty=[1, 0, 2, 0], go_out_wild=[0, 1, 0, 1])
     seen = []
     while not g.game_over:
         o = observed(g, g.current)
