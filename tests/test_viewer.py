@@ -267,6 +267,8 @@ def test_browser_steps_through_a_game(record, tmp_path):
                     assert page.locator(f"#team-{t} .meld.book").count() == len(board.books[t])
                     assert page.locator(f"#team-{t} .meld:not(.book):not(.r3)").count() == melds
                     assert page.locator(f"#team-{t} .r3 .card").count() == board.red3[t]
+                    need = "/".join(map(str, board.rules.going_out_books(board.round)))
+                    assert f"(out needs {need})" in page.inner_text(f"#team-{t} h3")
                 for p in range(board.n):
                     assert page.get_attribute(f"#seat-{p} [data-hand]", "data-hand") == str(sum(board.hands[p]))
                     assert page.locator(f"#seat-{p} .hand .card:not(.dim)").count() == sum(board.hands[p])
