@@ -48,11 +48,10 @@ def discard_options(legal: Iterable[int]) -> List[Tuple[int, int]]:
 
 
 def books_ok(view: SeatView, extra: Sequence[int] = (0, 0, 0)) -> bool:
-    """Whether the viewing seat's team has (with ``extra`` more) the books needed to go out."""
-    r = view.rules
+    """Whether the viewing seat's team has (with ``extra`` more) the books needed to go out this round."""
+    nc, nd, nw = view.rules.going_out_books(view.round)
     c = view.book_counts[view.team]
-    return (c[0] + extra[0] >= r.go_out_clean and c[1] + extra[1] >= r.go_out_dirty
-            and c[2] + extra[2] >= r.go_out_wild)
+    return c[0] + extra[0] >= nc and c[1] + extra[1] >= nd and c[2] + extra[2] >= nw
 
 
 class RandomAgent(Agent):

@@ -546,7 +546,8 @@ class StrategicAgent(Agent):
                 if a is not None:
                     return a
         # 3. wilds into natural melds: dirty books the team needs
-        need_dirty = view.book_counts[team][1] < rules.go_out_dirty or self.p["wilds"] == "spend"
+        need_dirty = (view.book_counts[team][1] < rules.going_out_books(view.round)[1]
+                      or self.p["wilds"] == "spend")
         if wilds and need_dirty:
             cands = []
             for r in range(NUM_RANKS):

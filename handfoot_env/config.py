@@ -2,7 +2,7 @@
 
 A :class:`RuleConfig` is immutable and validated.  Build one with
 :func:`load_rules` from a preset name (``pagat``, ``bicycle``, ``six_player``,
-``individual``), a YAML file, a mapping or another config, plus keyword
+``individual``, ``saskatchewan``), a YAML file, a mapping or another config, plus keyword
 overrides of single fields::
 
     load_rules("pagat", decks=6)
@@ -72,10 +72,12 @@ class RuleConfig:
     red_three_left: int = -100
     #: bonus for the team that goes out
     go_out_bonus: int = 100
-    #: books the team needs before one of its players may go out
-    go_out_clean: int = 2
-    go_out_dirty: int = 2
-    go_out_wild: int = 1
+    #: books the team needs before one of its players may go out: one number for every round, or a
+    #: list with one number per round (the length of ``minimums``; an extra round uses the last);
+    #: read them through :meth:`going_out_books`
+    go_out_clean: Union[int, Tuple[int, ...]] = 2
+    go_out_dirty: Union[int, Tuple[int, ...]] = 2
+    go_out_wild: Union[int, Tuple[int, ...]] = 1
     #: a player must ask a teammate "may I go out?" and get a yes
     ask_partner: bool = True
     #: every teammate must have picked up their foot and played from it
@@ -86,14 +88,38 @@ class RuleConfig:
     tie_break: str = "draw"
 
     def __post_init__(self) -> None:
-        if isinstance(self.minimums, list):     # RuleConfig(minimums=[50, 90]) as from YAML
-            object.__setattr__(self, "minimums", tuple(self.minimums))
+        for name in ("minimums",) + GOING_OUT_FIELDS:
+            if isinstance(getattr(self, name), list):     # RuleConfig(minimums=[50, 90]) as from YAML
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         _validate(self)
+        # the derived per-round tables, one entry per round (not fields: equality and to_dict
+        # see only the fields)
+        object.__setattr__(self, "_going_out", tuple(
+            tuple(_per_round(getattr(self, name), i) for name in GOING_OUT_FIELDS) for i in range(self.rounds)))
 
     # --- derived ----------------------------------------------------------
     @property
     def rounds(self) -> int:
         return len(self.minimums)
+
+    def round_minimum(self, round: int) -> int:
+        """The first-meld minimum of ``round`` (1-based, as ``Game.round``); a round past the last
+        (the extra round of ``tie_break: extra_round``) has the last round's."""
+        return self.minimums[self._round_index(round)]
+
+    def going_out_books(self, round: int) -> Tuple[int, int, int]:
+        """The (clean, dirty, wild) books a team needs to go out in ``round`` (1-based, as
+        ``Game.round``); a round past the last has the last round's requirement."""
+        return self._going_out[self._round_index(round)]
+
+    def _round_index(self, round: int) -> int:
+        try:
+            number = operator.index(round)
+        except TypeError:
+            number = 0
+        if isinstance(round, bool) or number < 1:
+            raise ValueError(f"round must be an integer from 1, got {round!r}")
+        return min(number, self.rounds) - 1
 
     @property
     def team_size(self) -> int:
@@ -113,7 +139,9 @@ class RuleConfig:
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        d["minimums"] = list(self.minimums)
+        for name in ("minimums",) + GOING_OUT_FIELDS:
+            if isinstance(d[name], tuple):
+                d[name] = list(d[name])
         return d
 
     def replace(self, **overrides: Any) -> "RuleConfig":
@@ -131,12 +159,20 @@ LIMITS = {
 }
 #: most rounds in a game (the length of ``minimums``)
 MAX_ROUNDS = 20
+#: the fields of the books going out needs, in the order of :meth:`RuleConfig.going_out_books`;
+#: each is an integer (every round) or a list with one integer per round
+GOING_OUT_FIELDS = ("go_out_clean", "go_out_dirty", "go_out_wild")
+
+
+def _per_round(value: Union[int, Tuple[int, ...]], index: int) -> int:
+    """A field that is an integer or one integer per round, at round ``index`` (0-based, clamped)."""
+    return value[min(index, len(value) - 1)] if isinstance(value, tuple) else value
 
 _FIELD_TYPES = {
     "players": int, "teams": int, "decks": int, "hand_size": int, "foot_size": int,
     "minimums": tuple, "wild_limit": str, "wild_melds": bool, "clean_book": int,
     "dirty_book": int, "wild_book": int, "red_three_bonus": int, "red_three_left": int,
-    "go_out_bonus": int, "go_out_clean": int, "go_out_dirty": int, "go_out_wild": int,
+    "go_out_bonus": int, "go_out_clean": "rounds", "go_out_dirty": "rounds", "go_out_wild": "rounds",
     "ask_partner": bool, "partner_in_foot": bool, "pile_take": (int, str), "tie_break": str,
 }
 
@@ -152,6 +188,19 @@ def _validate(c: RuleConfig) -> None:
                 if isinstance(m, bool) or not isinstance(m, int) or m < 0:
                     raise RuleConfigError(f"rule field 'minimums' must hold non-negative integers, got {m!r}")
             continue
+        if want == "rounds":
+            if isinstance(v, tuple):
+                if not v:
+                    raise RuleConfigError(f"rule field {f.name!r} must be an integer or a list with one "
+                                          f"integer per round, got an empty list")
+                for x in v:
+                    if isinstance(x, bool) or not isinstance(x, int):
+                        raise RuleConfigError(f"rule field {f.name!r} must hold integers, one per round, "
+                                              f"got {type(x).__name__} {x!r}")
+            elif isinstance(v, bool) or not isinstance(v, int):
+                raise RuleConfigError(f"rule field {f.name!r} must be an integer or a list with one integer "
+                                      f"per round, got {type(v).__name__} {v!r}")
+            continue
         if want is int and (isinstance(v, bool) or not isinstance(v, int)):
             raise RuleConfigError(f"rule field {f.name!r} must be an integer, got {type(v).__name__} {v!r}")
         if want is bool and not isinstance(v, bool):
@@ -160,12 +209,19 @@ def _validate(c: RuleConfig) -> None:
             raise RuleConfigError(f"rule field {f.name!r} must be a string, got {v!r}")
     for name, (lo, hi) in LIMITS.items():
         v = getattr(c, name)
-        for x in (v if name == "minimums" else (v,)):
+        for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
             if isinstance(x, int) and not isinstance(x, bool) and not lo <= x <= hi:
-                raise RuleConfigError(f"rule field {name!r} must be between {lo} and {hi}, got {x}")
+                where = f" (round {i + 1})" if isinstance(v, tuple) else ""
+                raise RuleConfigError(f"rule field {name!r} must be between {lo} and {hi}, got {x}{where}")
     if len(c.minimums) > MAX_ROUNDS:
         raise RuleConfigError(f"rule field 'minimums' holds one minimum per round, at most {MAX_ROUNDS}; "
                               f"got {len(c.minimums)}")
+    for name in GOING_OUT_FIELDS:
+        v = getattr(c, name)
+        if isinstance(v, tuple) and len(v) != c.rounds:
+            raise RuleConfigError(
+                f"rule field {name!r} holds one entry per round: {c.rounds} (the length of minimums), "
+                f"got {len(v)}")
     if c.teams < 2 or c.players % c.teams:
         raise RuleConfigError(
             f"rule field 'teams' must be at least 2 and divide players ({c.players}) evenly, got {c.teams}")
@@ -180,12 +236,6 @@ def _validate(c: RuleConfig) -> None:
             (isinstance(c.pile_take, int) and 1 <= c.pile_take <= 1000) or c.pile_take == "all"):
         raise RuleConfigError(f"rule field 'pile_take' must be an integer from 1 to 1000 or 'all', "
                               f"got {c.pile_take!r}")
-    for name in ("go_out_clean", "go_out_dirty", "go_out_wild"):
-        if getattr(c, name) < 0:
-            raise RuleConfigError(f"rule field {name!r} must be non-negative, got {getattr(c, name)}")
-    if c.go_out_wild > 0 and not c.wild_melds:
-        raise RuleConfigError(
-            "impossible rules: go_out_wild requires wild books but wild_melds is false")
     dealt = c.players * (c.hand_size + c.foot_size)
     # the deal also needs the up-card and at least one draw of two from the stock
     if dealt + 3 > c.total_cards:
@@ -193,16 +243,7 @@ def _validate(c: RuleConfig) -> None:
             f"impossible rules: players ({c.players}) x (hand_size {c.hand_size} + foot_size {c.foot_size}) = "
             f"{dealt} cards dealt, but decks ({c.decks}) hold only {c.total_cards} "
             f"(the up-card and a first draw need 3 more)")
-    wilds = (PER_DECK[11] + PER_DECK[12]) * c.decks
-    if 7 * c.go_out_wild > wilds:
-        raise RuleConfigError(
-            f"impossible rules: go_out_wild ({c.go_out_wild}) wild books need {7 * c.go_out_wild} wild cards, "
-            f"but decks ({c.decks}) hold only {wilds}")
-    if not _books_possible(c):
-        raise RuleConfigError(
-            f"impossible rules: going out needs go_out_clean ({c.go_out_clean}) clean, go_out_dirty "
-            f"({c.go_out_dirty}) dirty and go_out_wild ({c.go_out_wild}) wild books, more than the cards "
-            f"of decks ({c.decks}) can build under wild_limit {c.wild_limit!r}")
+    _check_going_out(c)
     best = _max_meld_value(c)
     if max(c.minimums) > best:
         r = c.minimums.index(max(c.minimums)) + 1
@@ -212,12 +253,40 @@ def _validate(c: RuleConfig) -> None:
             f"and wild_melds {str(c.wild_melds).lower()}")
 
 
+def _check_going_out(c: RuleConfig) -> None:
+    """Every round's going-out books can be built: wild books need wild melds and the wilds, and
+    all the books together the cards of the decks.  The message names the round where the fields
+    are lists."""
+    lists = any(isinstance(getattr(c, name), tuple) for name in GOING_OUT_FIELDS)
+    wilds = (PER_DECK[11] + PER_DECK[12]) * c.decks
+    checked = set()
+    for i in range(c.rounds):
+        need = tuple(_per_round(getattr(c, name), i) for name in GOING_OUT_FIELDS)
+        if need in checked:
+            continue
+        checked.add(need)
+        where = f" in round {i + 1}" if lists else ""
+        nc, nd, nw = need
+        if nw > 0 and not c.wild_melds:
+            raise RuleConfigError(
+                f"impossible rules: go_out_wild requires wild books{where} but wild_melds is false")
+        if 7 * nw > wilds:
+            raise RuleConfigError(
+                f"impossible rules: go_out_wild ({nw}) wild books{where} need {7 * nw} wild cards, "
+                f"but decks ({c.decks}) hold only {wilds}")
+        if not _books_possible(c, nc, nd, nw):
+            raise RuleConfigError(
+                f"impossible rules: going out{where} needs go_out_clean ({nc}) clean, go_out_dirty ({nd}) "
+                f"dirty and go_out_wild ({nw}) wild books, more than the cards of decks ({c.decks}) can "
+                f"build under wild_limit {c.wild_limit!r}")
+
+
 def _wild_cap(c: RuleConfig) -> int:
     """Most wilds in a legal seven-card natural meld: 2 (``double``) or 3 (``majority``)."""
     return 2 if c.wild_limit == "double" else 3
 
 
-def _books_possible(c: RuleConfig) -> bool:
+def _books_possible(c: RuleConfig, need_c: int, need_d: int, need_w: int) -> bool:
     """Whether the decks hold the cards for the books going out needs, all at once.
 
     A clean book is seven naturals of a rank; a dirty book seven cards of a rank with
@@ -225,9 +294,8 @@ def _books_possible(c: RuleConfig) -> bool:
     the clean and dirty books it can hold use a least number of wilds; a table over the
     ranks of (clean, dirty) books made, capped at the need, keeps the fewest wilds used.
     """
-    need_c, need_d = c.go_out_clean, c.go_out_dirty
     naturals = PER_DECK[0] * c.decks
-    wilds = (PER_DECK[11] + PER_DECK[12]) * c.decks - 7 * c.go_out_wild
+    wilds = (PER_DECK[11] + PER_DECK[12]) * c.decks - 7 * need_w
     cap = _wild_cap(c)
     options = []                               # (clean, dirty, fewest wilds) for one rank
     for cl in range(naturals // 7 + 1):
@@ -296,7 +364,7 @@ def _max_meld_value(c: RuleConfig) -> int:
 #: repository's ``configs/rules/`` holds the same files for users to copy and edit)
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 RULES_DIR = PRESETS_DIR
-PRESET_NAMES = ("pagat", "bicycle", "six_player", "individual")
+PRESET_NAMES = ("pagat", "bicycle", "six_player", "individual", "saskatchewan")
 
 
 def _read_presets() -> Dict[str, Dict[str, Any]]:
@@ -315,7 +383,7 @@ RulesLike = Union[None, str, Path, Mapping[str, Any], RuleConfig]
 
 
 def _coerce(name: str, value: Any) -> Any:
-    if name == "minimums" and isinstance(value, list):
+    if (name == "minimums" or name in GOING_OUT_FIELDS) and isinstance(value, list):
         return tuple(value)
     return value
 

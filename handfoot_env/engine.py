@@ -206,7 +206,7 @@ class Game:
         r, n = self.rules, self.n
         rng = random.Random(self.round_seeds[self.round - 1] ^ 0x5EED)
         self.dealer = (n - 1 + self.round - 1) % n
-        self.minimum = r.minimums[min(self.round, r.rounds) - 1]
+        self.minimum = r.round_minimum(self.round)
         pos = 0
         self.hands = []
         for _ in range(n):
@@ -271,11 +271,16 @@ class Game:
     def in_foot(self, p: int) -> bool:
         return self.feet[p] is None
 
+    @property
+    def going_out(self) -> Tuple[int, int, int]:
+        """The (clean, dirty, wild) books going out needs in this round (``RuleConfig.going_out_books``)."""
+        return self.rules.going_out_books(self.round)
+
     def books_ok(self, team: int) -> bool:
-        """Whether ``team`` holds the books going out needs (``go_out_clean``, ``_dirty``, ``_wild``)."""
+        """Whether ``team`` holds the books going out needs this round (``RuleConfig.going_out_books``)."""
         clean, dirty, wild = self.book_counts[team]
-        r = self.rules
-        return clean >= r.go_out_clean and dirty >= r.go_out_dirty and wild >= r.go_out_wild
+        nc, nd, nw = self.going_out
+        return clean >= nc and dirty >= nd and wild >= nw
 
     def partners_ok(self, p: int) -> bool:
         """Whether the teammates condition for going out holds (``partner_in_foot``)."""
@@ -517,7 +522,7 @@ class Game:
         if hand[RED3] or hand[BLACK3] > 1:
             return False
         r = self.rules
-        need = (r.go_out_clean, r.go_out_dirty, r.go_out_wild)
+        need = self.going_out
         have = tuple(min(b, n) for b, n in zip(books, need))
         return go_out_search(tuple(hand[:NUM_RANKS]), hand[TWO] + hand[JOKER], hand[BLACK3] == 0,
                             tuple(tuple(m) for m in slots), have, need, self._double, r.wild_melds)

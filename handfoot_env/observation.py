@@ -32,8 +32,8 @@ Blocks, in order (4 players, 2 teams: 170 entries)::
                         pickup wait (0/1), pile cards held until the opening,
                         incomplete pickup meld present, cancel_melds still available
     going_out       8   question pending, asked this turn, permission yes, no,
-                        own team clean/dirty/wild books still missing for going out,
-                        teammates have all played from the foot
+                        own team clean/dirty/wild books still missing for going out
+                        in this round (RuleConfig.going_out_books), teammates have all played from the foot
 
 Nothing hidden is encoded: other players' cards, unseen feet and the stock
 order never enter the vector (tests/test_env.py checks it).
@@ -167,7 +167,8 @@ def _table_entry(game: Game, t: int) -> Tuple[bytes, int, bytes]:
     r = game.rules
     c = game.book_counts[t]
     red3 = game.red3[t]
-    missing = (r.go_out_clean - c[0], r.go_out_dirty - c[1], r.go_out_wild - c[2])
+    need = game.going_out                     # this round's books (RuleConfig.going_out_books)
+    missing = (need[0] - c[0], need[1] - c[1], need[2] - c[2])
     entry = (_PACK_TEAM(*_chain(_chain.from_iterable(game.melds[t]), c, (red3, 1.0 if game.opened[t] else 0.0))),
              game.meld_value[t] + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book
              + red3 * r.red_three_bonus,

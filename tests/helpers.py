@@ -95,17 +95,52 @@ def build_shoe(rules: Union[str, RuleConfig] = "pagat", hands: Optional[Sequence
     return out
 
 
+def leader(rules: Union[str, RuleConfig], round: int = 1) -> int:
+    """The player who plays first in ``round``: left of the dealer, who moves one seat each round
+    (docs/rules.md section 2; ``player_0`` in round 1)."""
+    return (round - 1) % load_rules(rules).players
+
+
+def from_leader(rules: Union[str, RuleConfig], round: int, specs: Sequence[Cards]) -> List[Cards]:
+    """Per-player card specs given in turn order from ``round``'s leader, put in seat order (the
+    order :func:`new_game` takes): a scripted deal written once plays the same in any round."""
+    n = load_rules(rules).players
+    first = leader(rules, round)
+    out: List[Cards] = [None] * n
+    for i, spec in enumerate(specs):
+        out[(first + i) % n] = spec
+    return out
+
+
 def new_game(rules: Union[str, RuleConfig] = "pagat", hands=None, feet=None, up: str = "4", stock: Cards = None,
-             seed: int = 0, round: int = 1, scores=None, pad: bool = True, **overrides) -> Game:
-    """A :class:`Game` reset with a stacked shoe (``overrides`` are rule fields), on :data:`CORE`."""
+             seed: int = 0, round: int = 1, scores=None, pad: bool = True, stacked: bool = True,
+             **overrides) -> Game:
+    """A :class:`Game` reset with a stacked shoe (``overrides`` are rule fields), on :data:`CORE`;
+    ``stacked=False`` deals from the seed alone."""
     r = load_rules(rules, **overrides)
     if CORE == "compiled":
         from handfoot_env.compiled import load
         g = load().CompiledGame(r)
     else:
         g = Game(r)
-    g.reset(seed=seed, shoe=build_shoe(r, hands, feet, up, stock, pad=pad), round=round, scores=scores)
+    shoe = build_shoe(r, hands, feet, up, stock, pad=pad) if stacked else None
+    g.reset(seed=seed, shoe=shoe, round=round, scores=scores)
     return g
+
+
+def observed(g, seat: int) -> dict:
+    """The observation of ``seat`` by index name, from the game's own core (the reference's
+    ``encode_observation`` or the compiled kernel): ``{"go_out.clean_missing": 1.0, ...}``."""
+    import numpy as np
+    from handfoot_env.observation import encode_observation, observation_names
+    r = g.rules
+    names = observation_names(r.players, r.teams)
+    if isinstance(g, Game):
+        obs = encode_observation(g, seat, g.legal_actions() if seat == g.current else None)
+    else:
+        obs, mask = np.zeros(len(names), dtype=np.float32), np.zeros(len(ACTION_NAMES), dtype=np.int8)
+        g.observe(seat, obs, mask)
+    return dict(zip(names, obs.tolist()))
 
 
 _IN_FOOT = object()
@@ -328,33 +363,39 @@ def two_deck_game(hands=TWO_DECK_HANDS, feet=TWO_DECK_FEET, up="J", stock="Q 3B 
     return new_game(hands=hands, feet=feet, up=up, stock=stock, pad=False, decks=2, **overrides)
 
 
-def books_game(last_draw="8 8", stop="p0_turn3", foot2=None, **overrides) -> Game:
-    """Play up to the start of player_0's third turn (player_0 in the foot holding one 8).
+def books_game(last_draw="8 8", stop="p0_turn3", foot2=None, round: int = 1, **overrides) -> Game:
+    """Play up to the start of the leader's third turn (the leader in the foot holding one 8).
 
-    Turn 1: player_0 makes two clean books and discards into the foot; player_2
-    makes two dirty books and discards into the foot.  Turn 2: player_0 makes a
-    wild book, melds 5s and 6s and discards down to one card; player_2 plays from
-    the foot.  ``last_draw`` is player_0's draw at turn 3; ``foot2`` player_2's foot.
+    The leader is ``player_0`` in round 1 and moves one seat each round (:func:`leader`); the deal
+    is written from the leader, so the game plays the same in every ``round`` (the opening, seven
+    kings and seven aces, is worth 210, over every pagat minimum).  Turn 1: the leader makes two
+    clean books and discards into the foot; the leader's partner makes two dirty books and
+    discards into the foot.  Turn 2: the leader makes a wild book, melds 5s and 6s and discards
+    down to one card; the partner plays from the foot.  ``last_draw`` is the leader's draw at turn
+    3; ``foot2`` the partner's foot.
     """
-    g = new_game(hands=["K K K K K K K Q Q Q Q Q Q", None, "J J J J J J 2 10 10 10 10 10 2"],
-                 feet=["2 2 2 2 JK JK JK 5 5 5 6 6 6", None, foot2], up="9",
-                 stock="Q A  4 9  10 A  5 9  8 8  4 10  6 7  8 9 " + last_draw, **overrides)
-    play(g, "draw", "meld:K:7:0:0", "meld:Q:7:0:0", "discard:A")
+    rules = load_rules("pagat", **overrides)
+    me = leader(rules, round)
+    mate, team = (me + 2) % rules.players, rules.team_of(me)
+    g = new_game(hands=from_leader(rules, round, ["K K K K K K K A A A A A A", None,
+                                                   "J J J J J J 2 10 10 10 10 10 2"]),
+                 feet=from_leader(rules, round, ["2 2 2 2 JK JK JK 5 5 5 6 6 6", None, foot2]), up="9",
+                 stock="A Q  4 9  10 A  5 9  8 8  4 10  6 7  8 9 " + last_draw, round=round, **overrides)
+    assert g.current == me
+    play(g, "draw", "meld:K:7:0:0", "meld:A:7:0:0", "discard:Q")
     turn(g, "4")
     play(g, "draw", "meld:J:6:1:0", "meld:10:6:1:0", "discard:A")
     turn(g, "5")
-    assert g.book_counts[0] == [2, 2, 0] and g.feet[0] is None and g.feet[2] is None
+    assert g.book_counts[team] == [2, 2, 0] and g.feet[me] is None and g.feet[mate] is None
     play(g, "draw", "meld:W:0:4:3")
-    assert g.book_counts[0] == [2, 2, 1]
+    assert g.book_counts[team] == [2, 2, 1]
     if stop == "p0_turn2":
         return g
     play(g, "meld:5:3:0:0", "meld:6:3:0:0", "discard:8")
     turn(g, "4")
     if stop == "p2_turn2":
         return g
-    turn(g, "10")                                  # player_2 plays from the foot
+    turn(g, "10")                                  # the partner plays from the foot
     turn(g, "7")
-    assert g.current == 0 and hand_codes(g, 0) == ["8"] and g.played_foot[2]
+    assert g.current == me and hand_codes(g, me) == ["8"] and g.played_foot[mate]
     return g
-
-

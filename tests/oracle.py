@@ -56,7 +56,8 @@ class Ledger:
     """The rules' bookkeeping of one round, derived from the actions played (docs/rules.md 3, 4.2, 4.3, 5).
 
     ``round`` counts the rounds from the game's start (1 unless given); the opening
-    minimum is the ``minimums`` entry of that round (the last one for an extra round).
+    minimum and the books going out needs are that round's (``RuleConfig.round_minimum``,
+    ``RuleConfig.going_out_books``: the last round's for an extra round).
     """
 
     __slots__ = ("rules", "round", "opened", "value", "forced", "hand_melded", "pending", "asked", "permission",
@@ -76,8 +77,11 @@ class Ledger:
 
     @property
     def minimum(self) -> int:
-        m = self.rules.minimums
-        return m[min(self.round, len(m)) - 1]
+        return self.rules.round_minimum(self.round)
+
+    @property
+    def going_out(self) -> tuple:
+        return self.rules.going_out_books(self.round)
 
     def copy(self) -> "Ledger":
         c = Ledger.__new__(Ledger)
@@ -147,6 +151,8 @@ def check_ledger(g: Game, led: Ledger) -> None:
     if g.game_over:
         return
     assert g.minimum == led.minimum, f"round {led.round}: engine minimum {g.minimum}, rules {led.minimum}"
+    assert tuple(g.going_out) == led.going_out, \
+        f"round {led.round}: engine going-out books {g.going_out}, rules {led.going_out}"
     assert list(g.opened) == led.opened, f"openings: engine {g.opened}, rules {led.opened}"
     assert sum(g.pending) == led.pending, f"held pile cards: engine {sum(g.pending)}, rules {led.pending}"
     assert sum(g.prov) == led.hand_melded, f"cards melded from the hand: engine {sum(g.prov)}, rules {led.hand_melded}"
@@ -174,6 +180,7 @@ class Position:
             self.books["wild" if s == W else ("clean" if t + j == 0 else "dirty")] += 1
         self.opened = led.opened[self.team]
         self.minimum = led.minimum
+        self.going_out = led.going_out                # (clean, dirty, wild) books this round
         self.stock = len(g.stock)
         self.pile = list(g.discard)
         self.asked = led.asked
@@ -199,8 +206,8 @@ class Position:
 
     def books_enough(self, books=None) -> bool:
         b = books or self.books
-        r = self.rules
-        return b["clean"] >= r.go_out_clean and b["dirty"] >= r.go_out_dirty and b["wild"] >= r.go_out_wild
+        nc, nd, nw = self.going_out
+        return b["clean"] >= nc and b["dirty"] >= nd and b["wild"] >= nw
 
     def may_go_out(self) -> bool:
         """docs/rules.md 5: in the foot, teammates in their feet, a yes if the rules ask."""

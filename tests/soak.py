@@ -30,6 +30,7 @@ import argparse
 import random
 import sys
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -87,23 +88,29 @@ def soak_game(preset: str, seed: int, rng: random.Random) -> int:
     return steps
 
 
-def compare_engine_game(rules, seed: int, rng: random.Random, specs=SPECS) -> int:
+def compare_engine_game(rules, seed: int, rng: random.Random, specs=SPECS, round: int = 1,
+                        max_steps: Optional[int] = None) -> int:
     """One game on a reference ``Game`` and a one-game ``CoreBatch``, everything compared at every
-    step (see the module docstring); ``AssertionError`` naming the first difference.  The steps."""
+    step (see the module docstring); ``AssertionError`` naming the first difference.  The game
+    starts at ``round`` and stops after ``max_steps`` actions when given.  The steps."""
     from handfoot_env.compiled import load
     from handfoot_env.engine import Game
     from handfoot_env.observation import encode_observation
     batch = load()
     g = Game(rules)
-    g.reset(seed=seed)
+    g.reset(seed=seed, round=round)
     b = batch.CoreBatch(g.rules, 1)
-    b.reset([seed])
+    if round == 1:
+        b.reset([seed])
+    else:
+        b.reset_one(0, seed, round=round)
+        b.step(np.full(1, -1, dtype=np.int64))            # observe the deal
     agents = []
     for p in range(g.n):
         a = make_agent(rng.choice(specs), rng.randrange(2 ** 31))
         a.reset(p, g.rules, rng.randrange(2 ** 31))
         agents.append(a)
-    where = f"rules {rules if isinstance(rules, str) else g.rules.to_dict()} seed {seed}"
+    where = f"rules {rules if isinstance(rules, str) else g.rules.to_dict()} seed {seed} round {round}"
     row = np.zeros_like(b.S[0])
     act = np.zeros(1, dtype=np.int64)
     steps = 0
@@ -123,6 +130,8 @@ def compare_engine_game(rules, seed: int, rng: random.Random, specs=SPECS) -> in
         obs = encode_observation(g, g.current, legal)
         if not np.array_equal(obs, b.obs[0]):
             raise AssertionError(f"{where} step {steps}: observations differ at {np.flatnonzero(obs != b.obs[0])}")
+        if max_steps is not None and steps >= max_steps:
+            return steps
         agent = agents[g.current]
         if getattr(agent, "needs_observation", False):
             a = legal[rng.randrange(len(legal))]

@@ -37,6 +37,8 @@ VARIANTS = {
     "scores": dict(clean_book=-50, dirty_book=700, wild_book=0, red_three_bonus=-300, red_three_left=250,
                    go_out_bonus=-20, go_out_clean=0, go_out_dirty=0, go_out_wild=0),
     "two_players": dict(players=2, teams=2, decks=2, minimums=[50]),
+    "books_by_round": dict(go_out_clean=[0, 1, 2, 1], go_out_dirty=[1, 0, 1, 2], go_out_wild=[0, 0, 1, 0],
+                           tie_break="extra_round"),
     "eight_in_four_teams": dict(players=8, teams=4, decks=8, hand_size=9, foot_size=9, minimums=[90, 50, 150]),
 }
 

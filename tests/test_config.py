@@ -461,3 +461,73 @@ def test_every_preset_and_rule_file_is_possible():
         load_rules(name)
     for path in sorted((REPO / "configs" / "rules").glob("*.yaml")):
         load_rules(path)
+
+
+# ---------------------------------------------------------------------------
+# Going-out books by round: one number for every round, or a list with one per round
+
+def test_going_out_books_as_a_number_apply_to_every_round_and_the_extra_round():
+    r = load_rules("pagat", tie_break="extra_round")
+    assert [r.going_out_books(k) for k in (1, 2, 3, 4, 5)] == [(2, 2, 1)] * 5
+    assert [r.round_minimum(k) for k in (1, 2, 3, 4, 5)] == [50, 90, 120, 150, 150]
+
+
+def test_going_out_books_as_lists_are_read_per_round_and_the_last_one_after():
+    r = load_rules("pagat", go_out_clean=[1, 1, 2, 2], go_out_dirty=[0, 1, 1, 2], go_out_wild=0)
+    assert [r.going_out_books(k) for k in (1, 2, 3, 4, 5, 9)] == [
+        (1, 0, 0), (1, 1, 0), (2, 1, 0), (2, 2, 0), (2, 2, 0), (2, 2, 0)]
+    assert r.go_out_clean == (1, 1, 2, 2) and r.to_dict()["go_out_clean"] == [1, 1, 2, 2]
+    assert load_rules(r.to_dict()) == r and r.replace(decks=6).going_out_books(3) == (2, 1, 0)
+    for bad in (0, -1, 1.5, "2", True, None):
+        with pytest.raises(ValueError, match="round must be an integer from 1"):
+            r.going_out_books(bad)
+        with pytest.raises(ValueError, match="round must be an integer from 1"):
+            r.round_minimum(bad)
+
+
+def test_going_out_lists_from_a_rule_file_and_a_preset_base(tmp_path):
+    p = tmp_path / "rounds.yaml"
+    p.write_text("preset: saskatchewan\ngo_out_clean: [1, 1, 2, 2]\ngo_out_dirty: [1, 1, 2, 2]\ngo_out_wild: 0\n")
+    r = load_rules(p)
+    assert (r.hand_size, r.foot_size, r.pile_take) == (11, 13, "all")
+    assert r.going_out_books(1) == (1, 1, 0) and r.going_out_books(4) == (2, 2, 0)
+
+
+def test_saskatchewan_preset():
+    r = load_rules("saskatchewan")
+    assert (r.hand_size, r.foot_size, r.pile_take) == (11, 13, "all")
+    assert r.replace(hand_size=13, foot_size=13, pile_take=7) == load_rules("pagat")
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("go_out_clean", [1, 2], ["'go_out_clean'", "one entry per round: 4", "got 2"]),
+    ("go_out_dirty", [1, 1, 1, 1, 1], ["'go_out_dirty'", "one entry per round: 4", "got 5"]),
+    ("go_out_wild", [], ["'go_out_wild'", "empty list"]),
+    ("go_out_clean", [1, 1, "2", 2], ["'go_out_clean'", "integers, one per round", "'2'"]),
+    ("go_out_clean", [1, 1, True, 2], ["'go_out_clean'", "integers, one per round"]),
+    ("go_out_dirty", [1, 1, 1, 60], ["'go_out_dirty'", "between 0 and 50", "got 60 (round 4)"]),
+    ("go_out_wild", [0, -1, 0, 0], ["'go_out_wild'", "got -1 (round 2)"]),
+    ("go_out_clean", {"round": 1}, ["'go_out_clean'", "an integer or a list"]),
+    ("go_out_clean", 2.0, ["'go_out_clean'", "an integer or a list"]),
+])
+def test_malformed_going_out_lists_are_one_line_naming_the_field(field, value, words):
+    with pytest.raises(RuleConfigError) as e:
+        load_rules("pagat", **{field: value})
+    msg = str(e.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+def test_a_list_must_follow_the_number_of_rounds():
+    with pytest.raises(RuleConfigError, match="'go_out_clean' holds one entry per round: 2 .*got 4"):
+        load_rules("pagat", go_out_clean=[1, 1, 2, 2], minimums=[50, 90])
+    assert load_rules("pagat", go_out_clean=[1, 2], minimums=[50, 90]).going_out_books(3) == (2, 2, 1)
+
+
+def test_a_round_whose_books_the_decks_cannot_build_is_refused_naming_the_round():
+    _refused(["go_out_clean", "decks", "round 3"], **{**ONE_DECK, "decks": 2, "go_out_clean": [1, 11, 12, 1]})
+    assert load_rules("pagat", **{**ONE_DECK, "decks": 2, "go_out_clean": [1, 11, 11, 1]})
+    _refused(["go_out_wild", "wild_melds", "round 2"], wild_melds=False, go_out_wild=[0, 1, 0, 0])
+    assert load_rules("pagat", wild_melds=False, go_out_wild=[0, 0, 0, 0]).going_out_books(2)[2] == 0
+    _refused(["go_out_wild", "decks", "round 4"], **{**ONE_DECK, "go_out_wild": [0, 0, 0, 1]})

@@ -71,7 +71,8 @@ def _reference_encoding(game: Game, seat: int) -> np.ndarray:
     v += [1.0 if game.phase == ANSWER_PHASE else 0.0, 1.0 if game.asked else 0.0,
           1.0 if game.permission is True else 0.0, 1.0 if game.permission is False else 0.0]
     bc = game.book_counts[team]
-    v += [max(0, r.go_out_clean - bc[0]), max(0, r.go_out_dirty - bc[1]), max(0, r.go_out_wild - bc[2])]
+    nc, nd, nw = r.going_out_books(game.round)
+    v += [max(0, nc - bc[0]), max(0, nd - bc[1]), max(0, nw - bc[2])]
     v.append(1.0 if game.partners_ok(seat) else 0.0)
     return np.asarray(v, dtype=np.float32)
 

@@ -1,10 +1,10 @@
 """The action mask equals the rules oracle (tests/oracle.py) over positions of real games.
 
 Games of every preset (and a few house-rule variants that reach the going-out paths
-more often) are played by random, greedy and strategic agents; at sampled positions
-the engine's ``legal_actions`` must equal the oracle's set, the engine's bookkeeping
-(round minimum, openings, held pile cards, ask and answer) must equal the oracle's
-ledger derived from the actions played, and every position the game passes through
+more often, one with going-out books that change by round) are played by random, greedy and
+strategic agents; at sampled positions the engine's ``legal_actions`` must equal the oracle's
+set, the engine's bookkeeping (round minimum and going-out books, openings, held pile cards, ask
+and answer) must equal the oracle's ledger derived from the actions played, and every position the game passes through
 must satisfy the rules' invariants.  ``HANDFOOT_ORACLE_GAMES=N``
 plays N games per case instead of the default (a longer run).
 """
@@ -38,6 +38,8 @@ CASES = [
     ("pagat", {"ask_partner": False, "partner_in_foot": False, "go_out_clean": 1, "go_out_dirty": 0,
                "go_out_wild": 0, "wild_limit": "majority", "pile_take": "all"},
      ("strategic", "strategic", "greedy", "greedy"), 2, 3, 7),
+    ("saskatchewan", {"go_out_clean": [0, 1, 2, 1], "go_out_dirty": [1, 0, 1, 1], "go_out_wild": [0, 0, 1, 0]},
+     ("strategic", "greedy", "strategic", "random"), 2, 3, 8),
 ]
 
 

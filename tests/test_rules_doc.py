@@ -81,16 +81,46 @@ def test_rule_field_table_lists_every_field_with_its_pagat_value():
 
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_preset_table_matches_the_presets(preset):
-    rows = {row[0].strip("`"): row for row in _table_rows(_section("7.")) if len(row) == 8}
+    rows = {row[0].strip("`"): row for row in _table_rows(_section("7.")) if len(row) == 10}
     row = rows[preset]
     r = load_rules(preset)
     assert row[1].startswith(f"{r.players} / {r.teams}")
     assert int(row[2]) == r.decks
     assert row[3] == f"{r.hand_size} / {r.foot_size}"
     assert row[4] == f"{r.wild_limit}, {'yes' if r.wild_melds else 'no'}"
-    assert row[5] == f"{r.go_out_clean}, {r.go_out_dirty}, {r.go_out_wild}"
+    books = {r.going_out_books(i) for i in range(1, r.rounds + 1)}
+    assert len(books) == 1 and row[5] == ", ".join(map(str, books.pop()))
     assert row[6] == f"{'yes' if r.ask_partner else 'no'}, {'yes' if r.partner_in_foot else 'no'}"
     assert row[7] == r.tie_break.replace("_", " ")
+    assert row[8] == str(r.pile_take)
+    assert row[9], f"preset {preset} has no source in docs/rules.md"
+
+
+def test_every_preset_is_in_the_table_and_the_house_rules_name_known_fields_and_presets():
+    section = _section("7.")
+    listed = [row[0].strip("`") for row in _table_rows(section) if len(row) == 10]
+    assert listed[1:] == list(PRESETS)                    # the header row, then every preset in order
+    house = section[section.index("**House rules.**"):section.index("**Validation.**")]
+    known = {f.name for f in fields(RuleConfig)} | set(PRESETS)
+    rows = [row for row in _table_rows(house) if row[0] != "house rule"]
+    assert len(rows) >= 15
+    used = set()
+    for row in rows:                                       # each house rule names a field or a preset
+        names = set(re.findall(r"`(\w+)", row[1])) & known
+        assert names, row
+        used |= names
+    assert used >= {"go_out_clean", "go_out_dirty", "go_out_wild", "saskatchewan", "pile_take", "hand_size",
+                    "foot_size", "ask_partner", "wild_limit", "wild_melds", "minimums"}
+
+
+def test_the_rule_file_example_loads():
+    """The example rule file of section 7 is a valid rule file (per-round going-out books)."""
+    import yaml
+    section = _section("7.")
+    block = re.search(r"```yaml\n(.*?)```", section, flags=re.S).group(1)
+    r = load_rules(yaml.safe_load(block))
+    assert r.hand_size == 11 and r.pile_take == "all"
+    assert r.going_out_books(1) == (1, 1, 0) and r.going_out_books(4) == r.going_out_books(5) == (2, 2, 0)
 
 
 def test_one_deck_opening_bound_in_the_doc_is_the_configs():

@@ -10,12 +10,13 @@ import pytest
 
 from handfoot_env.actions import action_index
 from handfoot_env.cards import RED3, kind_of
+from handfoot_env.config import load_rules
 from handfoot_env.engine import GAME_OVER, MELD_PHASE, Game, IllegalActionError
 
 from .helpers import both_cores  # noqa: F401 - every test on both cores
-from .helpers import (TWO_DECK_FEET, TWO_DECK_HANDS, apply_last_action, books_game, counts, position,
-                      expected_round_scores, hand_codes, is_legal, legal_names, melds_of, new_game, play, turn,
-                      two_deck_game)
+from .helpers import (TWO_DECK_FEET, TWO_DECK_HANDS, apply_last_action, books_game, counts, from_leader,
+                      position, expected_round_scores, hand_codes, is_legal, legal_names, melds_of, new_game,
+                      observed, play, turn, two_deck_game)
 
 
 # ---------------------------------------------------------------------------
@@ -1045,6 +1046,75 @@ def test_going_out_counts_the_book_made_by_the_going_out_meld(clean_needed, lega
     if legal:
         play(g, "meld:5:3:0:0")
         assert g.round_details[0]["went_out"] == 0
+
+
+# ---------------------------------------------------------------------------
+# 5. Going-out books by round (go_out_clean / _dirty / _wild as one number per round)
+
+#: clean books going out needs in rounds 1 to 4: one, three, one, three
+CLEAN_BY_ROUND = [1, 3, 1, 3]
+
+
+@pytest.mark.parametrize("round", [1, 2, 3, 4])
+def test_two_clean_books_go_out_in_a_round_that_needs_one_not_in_one_that_needs_three(round):
+    g = books_game(last_draw="5 5", round=round, go_out_clean=CLEAN_BY_ROUND)
+    me, team = g.current, g.team_of[g.current]
+    assert g.round == round and g.book_counts[team] == [2, 2, 1]
+    need = CLEAN_BY_ROUND[round - 1]
+    assert g.rules.going_out_books(round) == (need, 2, 1)
+    assert observed(g, me)["go_out.clean_missing"] == max(need - 2, 0)     # what the seat is shown
+    play(g, "draw", "ask_go_out", "answer_yes")
+    may = need <= 2
+    # melding two of the three 5s would leave the 8 to discard: legal only when going out is
+    assert is_legal(g, "meld:5:2:0:0") is may
+    if may:
+        play(g, "meld:5:2:0:0", "discard:8")
+        assert g.round_details[-1]["went_out"] == me and g.round == round + (round < 4)
+    else:
+        assert g.reason_illegal(action_index("meld:5:2:0:0")) == (
+            "going out needs the team's required books when the last card leaves the foot, and the cards left "
+            "could not make them")
+
+
+def test_dirty_and_wild_books_by_round():
+    """A round that needs three dirty books, or two wild books, keeps the team (2 dirty, 1 wild) in."""
+    for field, needs in (("go_out_dirty", [2, 3, 2, 3]), ("go_out_wild", [1, 1, 2, 1])):
+        for round in (1, 2, 3):
+            g = books_game(last_draw="5 5", round=round, **{field: needs})
+            play(g, "draw", "ask_go_out", "answer_yes")
+            have = 2 if field == "go_out_dirty" else 1
+            assert is_legal(g, "meld:5:2:0:0") is (needs[round - 1] <= have), (field, round)
+
+
+def test_the_books_needed_change_with_the_round_as_the_game_goes_on():
+    """Four rounds played one after the other (a small shoe, the last legal action each time): the
+    observation at each round's start shows that round's requirement."""
+    g = new_game(stacked=False, seed=3, decks=2, hand_size=11, foot_size=11, go_out_clean=[0, 2, 1, 3],
+                 go_out_dirty=[1, 0, 2, 0], go_out_wild=[0, 1, 0, 1])
+    seen = []
+    while not g.game_over:
+        o = observed(g, g.current)
+        seen.append((g.round, o["go_out.clean_missing"], o["go_out.dirty_missing"], o["go_out.wild_missing"]))
+        r = len(g.round_scores)
+        while len(g.round_scores) == r and not g.game_over:
+            g.step(g.legal_actions()[-1])
+    assert seen == [(1, 0, 1, 0), (2, 2, 0, 1), (3, 1, 2, 0), (4, 3, 0, 1)]
+
+
+def test_an_extra_round_asks_the_last_rounds_books():
+    """Round 2 of two ends level (the deal of ``_tie_game``, led by player_1): the extra round 3 asks
+    round 2's books."""
+    rules = load_rules("pagat", decks=2, minimums=[50, 50], tie_break="extra_round", go_out_clean=[2, 1],
+                       go_out_dirty=[0, 1], go_out_wild=0)
+    g = two_deck_game(hands=from_leader(rules, 2, TWO_DECK_HANDS), feet=from_leader(rules, 2, TWO_DECK_FEET),
+                      round=2, scores=[580, 0], minimums=[50, 50], tie_break="extra_round", go_out_clean=[2, 1],
+                      go_out_dirty=[0, 1], go_out_wild=0)
+    assert g.current == 1 and g.going_out == (1, 1, 0)
+    play(g, "lay_red_three", "draw", "lay_red_three", "meld:K:7:0:0", "meld:Q:4:1:0", "discard:9")
+    assert g.scores == [90, 90] and not g.game_over and g.round == 3 and g.extra_round
+    assert g.going_out == rules.going_out_books(3) == rules.going_out_books(2) == (1, 1, 0)
+    o = observed(g, g.current)
+    assert (o["go_out.clean_missing"], o["go_out.dirty_missing"], o["go_out.wild_missing"]) == (1, 1, 0)
 
 
 # ---------------------------------------------------------------------------

@@ -478,3 +478,17 @@ def test_score_command_loads_no_learning_stack():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_rules_with_going_out_books_by_round_and_no_check_of_them(tmp_path, capsys):
+    """A rule file with per-round going-out books (and the saskatchewan preset) is loaded; the
+    score keeper does not check the books of the team that went out, on purpose (the sheet
+    records what happened): a team with no books that went out in round 4, which asks two clean
+    and two dirty books, is scored with its going-out bonus."""
+    (tmp_path / "rounds.yaml").write_text("preset: saskatchewan\ngo_out_clean: [1, 1, 2, 2]\n"
+                                          "go_out_dirty: [1, 1, 2, 2]\ngo_out_wild: 0\n")
+    level = "".join("  - {Us: {melded_points: 50}, Them: {melded_points: 50}}\n" for _ in range(3))
+    sheet = write(tmp_path, "rules: rounds.yaml\nteams: [Us, Them]\nrounds:\n" + level
+                  + "  - {Us: {melded_points: 50, went_out: true}, Them: {melded_points: 50}}\n")
+    out = run_json(capsys, sheet)
+    assert out["rounds"][3] == {"Us": 150, "Them": 50} and out["winner"] == "Us"

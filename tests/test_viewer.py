@@ -267,6 +267,8 @@ def test_browser_steps_through_a_game(record, tmp_path):
                     assert page.locator(f"#team-{t} .meld.book").count() == len(board.books[t])
                     assert page.locator(f"#team-{t} .meld:not(.book):not(.r3)").count() == melds
                     assert page.locator(f"#team-{t} .r3 .card").count() == board.red3[t]
+                    need = "/".join(map(str, board.rules.going_out_books(board.round)))
+                    assert f"(out needs {need})" in page.inner_text(f"#team-{t} h3")
                 for p in range(board.n):
                     assert page.get_attribute(f"#seat-{p} [data-hand]", "data-hand") == str(sum(board.hands[p]))
                     assert page.locator(f"#seat-{p} .hand .card:not(.dim)").count() == sum(board.hands[p])
@@ -337,3 +339,27 @@ def test_browser_steps_through_a_game(record, tmp_path):
         finally:
             ctx.close()
     assert errors == []
+
+
+def test_the_page_and_the_terminal_table_show_each_rounds_going_out_books():
+    """Per-round going-out books reach the page's data (one entry per round, from
+    ``RuleConfig.going_out_books``; viewer.js picks the round's, the last for an extra round)
+    and the terminal table's line for the round it shows."""
+    from experiments.apps.table import make_console, table_renderable
+    g = Game("pagat", go_out_clean=[1, 2, 2, 3], go_out_dirty=[0, 1, 2, 2], go_out_wild=[0, 0, 1, 1])
+    g.reset(seed=4)
+    rec = make_record(g, players=["a", "b", "c", "d"])
+    rules = viewer_data(rec)["rules"]
+    assert rules["go_out"] == [[1, 0, 0], [2, 1, 0], [2, 2, 1], [3, 2, 1]]
+    assert rules["minimums"] == [50, 90, 120, 150]
+    for rnd, need in ((1, "1/0/0"), (3, "2/2/1")):
+        g.reset(seed=4, round=rnd)
+        buf = io.StringIO()
+        make_console(buf, width=120).print(table_renderable(g))
+        assert f"Going out needs {need} books (clean/dirty/wild) in round {rnd}" in buf.getvalue()
+    buf = io.StringIO()
+    g = Game("pagat")
+    g.reset(seed=4, round=3)
+    make_console(buf, width=120).print(table_renderable(g))
+    line = next(x for x in buf.getvalue().splitlines() if "Going out needs" in x)
+    assert "Going out needs 2/2/1 books (clean/dirty/wild)" in line and "in round" not in line

@@ -283,7 +283,8 @@ def play_parser() -> argparse.ArgumentParser:
     ap.add_argument("--opponents", default="greedy", metavar="SPEC",
                     help="agent for the other team(s) (default greedy)")
     ap.add_argument("--rules", default="pagat", metavar="PRESET",
-                    help="rules preset (pagat, bicycle, six_player, individual) or YAML file (default pagat)")
+                    help="rules preset (pagat, bicycle, six_player, individual, saskatchewan) or YAML file "
+                         "(default pagat)")
     ap.add_argument("--rule", action="append", default=[], metavar="FIELD=VALUE",
                     help="override one rule field, e.g. --rule pile_take=all (repeatable)")
     ap.add_argument("--seed", type=seed_arg, default=None, help="deal seed (default: random, printed)")

@@ -78,10 +78,12 @@ YAML path -- relative to the sheet's folder or the working directory -- or a
 mapping of rule fields); at most ``rules.rounds`` rounds, plus extra rounds
 only under ``tie_break: extra_round`` while the totals are tied.
 
-Not checked: whether the team that went out had the books docs/rules.md section 5
-asks for (tables vary, some raise the requirement by round, and the sheet
+Not checked, on purpose: whether the team that went out had the books
+docs/rules.md section 5 asks for (``go_out_clean``, ``go_out_dirty``,
+``go_out_wild``, one number or one per round: tables bend the rule, and the sheet
 records what happened), first-meld minimums, and whether counts add up to the
-cards dealt.
+cards dealt.  The rules may use every form a rule file may (per-round lists, any
+preset).
 """
 from __future__ import annotations
 

@@ -188,7 +188,8 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
                 h.append(cards_text(game.feet[p]), style="dim")
             hands.append(h)
 
-    need = f"{r.go_out_clean}/{r.go_out_dirty}" + (f"/{r.go_out_wild}" if r.wild_melds else "")
+    nc, nd, nw = r.going_out_books(game.round)
+    need = f"{nc}/{nd}" + (f"/{nw}" if r.wild_melds else "")
     tt = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     tt.add_column("team")
     tt.add_column("status")
@@ -203,7 +204,9 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
         _add_row(tt, f"{t}{' (yours)' if mine else ''}", "open" if game.opened[t] else "not opened",
                    str(game.red3[t]), books, str(table_points(game, t)), str(game.scores[t]),
                    style="bold" if mine else "")
-    head.append(f"\nGoing out needs {need} books (clean/dirty" + ("/wild" if r.wild_melds else "") + ")")
+    head.append(f"\nGoing out needs {need} books (clean/dirty" + ("/wild" if r.wild_melds else "") + ")"
+                + (f" in round {game.round}" if len({r.going_out_books(i) for i in range(1, r.rounds + 1)}) > 1
+                   else ""))
     teams: list = [tt]
     for t in range(game.num_teams):
         line = Text(f"Team {t} books: ", style="bold")

@@ -132,7 +132,7 @@
   function teamHTML(s, t) {
     var bc = { clean: 0, dirty: 0, wild: 0 };
     s.books[t].forEach(function (b) { bc[meldKind(b[0], b[2], b[3])]++; });
-    var need = D.rules.go_out;
+    var need = D.rules.go_out[Math.min(s.round, D.rules.go_out.length) - 1];   // this round's books
     var h = '<div class="team team' + (t % 4) + '" id="team-' + t + '" data-melds="' + s.melds[t].length +
       '" data-books="' + s.books[t].length + '" data-red3="' + s.red3[t] + '">';
     h += "<h3>Team " + t + ' <span class="info">' + teamMembers(t).join(" + ") + " \u00B7 " +

@@ -110,8 +110,10 @@ def viewer_data(record: Mapping[str, Any], source: str = "", view: Optional[int]
         "n": n,
         "teams": final.num_teams,
         "team_of": list(final.team_of),
-        "rules": {"rounds": r.rounds, "go_out": [r.go_out_clean, r.go_out_dirty, r.go_out_wild],
-                  "wild_melds": bool(r.wild_melds), "minimums": list(r.minimums)},
+        # per round (1 to rounds; the page takes the last one for an extra round), from the accessors
+        "rules": {"rounds": r.rounds, "wild_melds": bool(r.wild_melds),
+                  "go_out": [list(r.going_out_books(i)) for i in range(1, r.rounds + 1)],
+                  "minimums": [r.round_minimum(i) for i in range(1, r.rounds + 1)]},
         "codes": list(CODES),
         "slots": list(SLOT_CODES),
         "items": [list(x) for x in ROUND_ITEMS],

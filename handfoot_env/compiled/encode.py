@@ -11,12 +11,12 @@ import numpy as np
 from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_LEN, FOOTUP, FORCED, INCOMPLETE, MELDS,
-                     MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PILEC, PLAYED, PROV, PROV_VALUE, R_CB, R_DB, R_GC,
-                     R_GD, R_GW, R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
+                     MINIMUM, MVAL, NRS, OPENED, PEND, PERM, PHASE, PILEC, PLAYED, PROV, PROV_VALUE, R_CB, R_DB,
+                     R_N, R_NTM, R_PIF, R_R3B, R_ROUNDS, R_T, R_TAKE, R_TM, R_WB, RED3S, ROUND,
                      SCORES, STOCK, STOCK_LEN, TURN, MAXP, ACOUNT, OVER)
 from .play import apply_legal, reset
 from .intrinsics import prefetch, unowned
-from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, hand_at, hand_size,
+from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, going_out_at, hand_at, hand_size,
                     legal_into, pickup_ok)
 
 
@@ -123,9 +123,10 @@ def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
     obs[pos + 2] = 1.0 if s[PERM] == 1 else 0.0
     obs[pos + 3] = 1.0 if s[PERM] == 0 else 0.0
     b = BC + 3 * team
-    obs[pos + 4] = max(R[R_GC] - s[b], 0)
-    obs[pos + 5] = max(R[R_GD] - s[b + 1], 0)
-    obs[pos + 6] = max(R[R_GW] - s[b + 2], 0)
+    g = going_out_at(s, R)
+    obs[pos + 4] = max(R[g] - s[b], 0)
+    obs[pos + 5] = max(R[g + 1] - s[b + 1], 0)
+    obs[pos + 6] = max(R[g + 2] - s[b + 2], 0)
     ok = 1.0
     if R[R_PIF]:
         for i in range(R[R_NTM + seat]):

@@ -51,10 +51,11 @@ RDET_W = 3 + 8 * MAXT
 WIDTH = RDET + MAXRD * RDET_W
 
 # rule vector
-(R_N, R_T, R_DECKS, R_HAND, R_FOOT, R_ROUNDS, R_DOUBLE, R_WM, R_CB, R_DB, R_WB, R_R3B, R_R3L, R_GOB, R_GC, R_GD,
- R_GW, R_ASK, R_PIF, R_TAKE, R_EXTRA, R_TOTAL) = range(22)
+(R_N, R_T, R_DECKS, R_HAND, R_FOOT, R_ROUNDS, R_DOUBLE, R_WM, R_CB, R_DB, R_WB, R_R3B, R_R3L, R_GOB,
+ R_ASK, R_PIF, R_TAKE, R_EXTRA, R_TOTAL) = range(19)
 R_MIN = 32                             # minimums, one per round
-R_TM = R_MIN + MAX_ROUNDS              # teammates of each player, in turn order (MAXP each)
+R_GO = R_MIN + MAX_ROUNDS              # books going out needs: per round clean, dirty, wild (3 each)
+R_TM = R_GO + 3 * MAX_ROUNDS           # teammates of each player, in turn order (MAXP each)
 R_NTM = R_TM + MAXP * MAXP
 R_LEN = R_NTM + MAXP
 
@@ -96,7 +97,9 @@ WILD_BITS = _wild_meld_bits()
 
 
 def rule_vector(rules: RuleConfig) -> np.ndarray:
-    """The ``R`` vector of a rule config."""
+    """The ``R`` vector of a rule config: every field reaches it (``tests/test_compiled_core.py``
+    changes each field and checks the vector changes); the per-round rules as tables, one entry
+    per round, read through the config's accessors (``round_minimum``, ``going_out_books``)."""
     r = rules
     v = np.zeros(R_LEN, dtype=np.int64)
     v[R_N], v[R_T], v[R_DECKS], v[R_HAND], v[R_FOOT] = r.players, r.teams, r.decks, r.hand_size, r.foot_size
@@ -105,12 +108,13 @@ def rule_vector(rules: RuleConfig) -> np.ndarray:
     v[R_WM] = r.wild_melds
     v[R_CB], v[R_DB], v[R_WB] = r.clean_book, r.dirty_book, r.wild_book
     v[R_R3B], v[R_R3L], v[R_GOB] = r.red_three_bonus, r.red_three_left, r.go_out_bonus
-    v[R_GC], v[R_GD], v[R_GW] = r.go_out_clean, r.go_out_dirty, r.go_out_wild
     v[R_ASK], v[R_PIF] = r.ask_partner, r.partner_in_foot
     v[R_TAKE] = 0 if r.pile_take == "all" else int(r.pile_take)
     v[R_EXTRA] = r.tie_break == "extra_round"
     v[R_TOTAL] = r.total_cards
-    v[R_MIN:R_MIN + r.rounds] = r.minimums
+    for i in range(r.rounds):
+        v[R_MIN + i] = r.round_minimum(i + 1)
+        v[R_GO + 3 * i:R_GO + 3 * i + 3] = r.going_out_books(i + 1)
     for p in range(r.players):
         mates = r.teammates(p)
         v[R_NTM + p] = len(mates)

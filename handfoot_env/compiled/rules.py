@@ -11,8 +11,9 @@ import numpy as np
 from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, HSIZE, INCOMPLETE,
-                     MAXP, MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GC,
-                     R_GD, R_GW, R_NTM, R_PIF, R_T, R_TAKE, R_TM, R_WM, RANK_BITS, SPECS, STOCK_LEN, VALS, WILD_BITS)
+                     MAXP, MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GO,
+                     R_NTM, R_PIF, R_ROUNDS, R_T, R_TAKE, R_TM, R_WM, RANK_BITS, ROUND, SPECS, STOCK_LEN, VALS,
+                     WILD_BITS)
 from .intrinsics import trailing_zeros, unowned
 from .searches import completable, go_out_search, max_meld_value, opening_bounds
 
@@ -64,9 +65,19 @@ def may_go_out(s, R, p):
     return True
 
 
+@kernel(inline="always")
+def going_out_at(s, R):
+    """Offset in ``R`` of this round's (clean, dirty, wild) going-out books
+    (``RuleConfig.going_out_books``: a round past the last has the last round's)."""
+    rnd = s[ROUND]
+    rounds = R[R_ROUNDS]
+    return R_GO + 3 * ((rnd if rnd < rounds else rounds) - 1)
+
+
 @kernel
 def books_ok(s, R, team):
-    return (s[BC + 3 * team] >= R[R_GC] and s[BC + 3 * team + 1] >= R[R_GD] and s[BC + 3 * team + 2] >= R[R_GW])
+    g = going_out_at(s, R)
+    return (s[BC + 3 * team] >= R[g] and s[BC + 3 * team + 1] >= R[g + 1] and s[BC + 3 * team + 2] >= R[g + 2])
 
 
 @kernel
@@ -90,7 +101,8 @@ def can_go_out(s, R, hand, slots, b0, b1, b2):
     """``Game._can_go_out``."""
     if hand[RED3] or hand[BLACK3] > 1:
         return False
-    nc, nd, nw = R[R_GC], R[R_GD], R[R_GW]
+    g = going_out_at(s, R)
+    nc, nd, nw = R[g], R[g + 1], R[g + 2]
     return go_out_search(hand, slots, min(b0, nc), min(b1, nd), min(b2, nw), nc, nd, nw, R[R_DOUBLE] == 1,
                          R[R_WM] == 1)
 
