@@ -86,6 +86,49 @@ def measure(config: str, overrides: List[str], seed: int, rollouts: int, repeats
             "weights_bytes": len(pickle.dumps(learner.actor(), protocol=5))}
 
 
+def steady_rates(config: str, overrides: List[str], seed: int, updates: int, repeats: int) -> Dict[str, Any]:
+    """Learner decisions/s of the config's training loop (rollouts and PPO updates, pipelined as the
+    config says) once started, with the samplers as processes and as Ray actors on a private local
+    Ray, alternating ``repeats`` times: ``updates`` timed iterations after two to warm up, so
+    starting and stopping Ray (seconds, and much longer on a busy machine) is left out."""
+    import torch as th
+
+    from experiments.training.batched_ppo import BatchedPPO
+    from experiments.training.config import load_train_config
+    from experiments.training.learner import RunContext
+    from experiments.training.ray_samplers import RayTransport
+    from experiments.training.sampler_group import SamplerGroup
+    cfg = load_train_config(config, ["backend=batched", f"seed={seed}"] + overrides)
+    th.set_num_threads(1)
+    rates: Dict[str, List[float]] = {"processes": [], "ray": []}
+    for _ in range(repeats):
+        for where in ("processes", "ray"):
+            group: Any = None
+            learner = BatchedPPO(cfg)
+            learner.setup(RunContext(seed=seed, samplers_busy=lambda: group is not None and group.busy()), None)
+            transport = RayTransport(None, cfg.batched.cpus_per_sampler, samplers=cfg.batched.samplers) \
+                if where == "ray" else None
+            group = SamplerGroup.for_config(cfg, seed, transport=transport, **learner.sampler_options())
+            try:
+                pool = [learner.actor()]
+                decisions, t0 = 0, 0.0
+                for k in range(updates + 2):
+                    if k == 2:
+                        decisions, t0 = 0, time.perf_counter()
+                    batch = group.next_rollout(learner.rollout_size, learner.actor(), pool if k == 0 else None,
+                                               cfg.batched.pipeline)
+                    learner.update(batch)
+                    decisions += int(batch["decisions"])
+                rates[where].append(decisions / (time.perf_counter() - t0))
+            finally:
+                group.close()
+    ratios = [r / p for r, p in zip(rates["ray"], rates["processes"])]
+    return {"config": config, "overrides": overrides, "samplers": int(cfg.batched.samplers),
+            "pipeline": bool(cfg.batched.pipeline), "updates": updates, "rates": rates,
+            "processes_per_s": statistics.median(rates["processes"]), "ray_per_s": statistics.median(rates["ray"]),
+            "ray_over_processes": statistics.median(ratios), "ratios": ratios}
+
+
 def model(m: Dict[str, Any], gpu_step_ms: float, link_gbit: float = LINK_GBIT,
           cores: tuple = CORES, cores_per_node: int = 16) -> List[Dict[str, Any]]:
     """Predicted learner decisions/s for each sampler core count, with a CPU and with a GPU learner."""
@@ -128,12 +171,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--link-gbit", type=float, default=LINK_GBIT, help="the learner's network link in the model")
     ap.add_argument("--out", help="write the measurements and the model as JSON here")
     ap.add_argument("--markdown", action="store_true", help="print the model as a Markdown table")
+    ap.add_argument("--ray-vs-processes", type=int, default=0, metavar="UPDATES",
+                    help="instead: the training loop's learner decisions/s once started, samplers as processes "
+                         "and as Ray actors, alternating --repeats times, UPDATES timed updates each")
     args = ap.parse_args(argv)
     if args.rollouts < 1 or args.repeats < 1 or args.gpu_step_ms <= 0 or args.link_gbit <= 0:
         print("scaling: --rollouts and --repeats must be positive integers, --gpu-step-ms and --link-gbit "
               "positive numbers", file=sys.stderr)
         return 2
     try:
+        if args.ray_vs_processes > 0:
+            r = steady_rates(args.config, args.set, int(args.seed), args.ray_vs_processes, args.repeats)
+            print(f"{args.config} {' '.join(args.set)}: processes {r['processes_per_s']:,.0f}, Ray actors "
+                  f"{r['ray_per_s']:,.0f} learner decisions/s (median of {args.repeats}); Ray / processes "
+                  f"{r['ray_over_processes']:.2f} (pair by pair: {', '.join(f'{x:.2f}' for x in r['ratios'])})")
+            if args.out:
+                Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+                Path(args.out).write_text(json.dumps(r, indent=1) + "\n")
+            return 0
         m = measure(args.config, args.set, int(args.seed), args.rollouts, args.repeats)
     except ConfigError as e:
         print(f"scaling: {e}", file=sys.stderr)

@@ -24,6 +24,8 @@ import socket
 import time
 from typing import Any, Dict, List, Optional
 
+import numpy as np
+
 from experiments.training.sampler_group import SamplerLost, SamplersLost
 
 
@@ -101,7 +103,9 @@ class RayTransport:
     def receive(self, handle: Any) -> Dict[str, Any]:
         ex = self.ray.exceptions
         try:
-            return self.ray.get(handle)
+            out = self.ray.get(handle)
+            # arrays read from the object store are read-only views: the learner gets its own copy
+            return {k: (v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v) for k, v in out.items()}
         except ex.RayActorError as e:           # the actor died (killed, crashed, node lost)
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise SamplerLost(f"sampler actor lost ({type(e).__name__}: {first[:160]})") from None
