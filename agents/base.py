@@ -19,12 +19,11 @@ choices, which is what makes tournaments reproducible.
 from __future__ import annotations
 
 import random
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 from handfoot_env.config import RuleConfig
-from handfoot_env.engine import Game
-from handfoot_env.observation import action_mask, encode_observation, mask_of
-from handfoot_env.view import SeatView, seat_view
+from handfoot_env.turns import agent_action, play_agent_move
+from handfoot_env.view import SeatView
 
 
 class Agent:
@@ -65,30 +64,12 @@ class Agent:
         return f"{type(self).__name__}(seed={self.seed})"
 
 
-def agent_action(agent, game: Game, seat: int, legal: Optional[List[int]] = None) -> int:
-    """Ask ``agent`` (playing ``seat``) for its action in ``game``: its view, and its observation when it
-    reads one (``legal``: the seat's legal actions when the caller has them already)."""
-    obs = None
-    if getattr(agent, "needs_observation", False):
-        if legal is None:
-            obs = {"observation": encode_observation(game, seat), "action_mask": action_mask(game, seat)}
-        else:
-            obs = {"observation": encode_observation(game, seat, legal), "action_mask": mask_of(legal)}
-    return int(agent.act(obs, seat_view(game, seat)))
-
-
-def play_agent_move(agent, game: Game, seat: int, legal: List[int]) -> int:
-    """Ask ``agent`` for its move and play it in ``game`` (an illegal one raises the engine's
-    IllegalActionError naming the reason); the action."""
-    a = agent_action(agent, game, seat, legal)
-    if a in legal:
-        game.apply_legal(a)
-    else:
-        game.step(a)
-    return a
-
-
+#: ``agent_action`` and ``play_agent_move`` (asking an agent for its move on either core) live in
+#: :mod:`handfoot_env.turns`, where the envs use them too; they are agents' names as well
 def observation_only(agent) -> bool:
     """Whether ``agent`` reads only its observation (``needs_observation`` and not ``needs_view``): it may
     be given ``view=None``."""
     return bool(getattr(agent, "needs_observation", False)) and not getattr(agent, "needs_view", True)
+
+
+__all__ = ["Agent", "agent_action", "play_agent_move", "observation_only"]

@@ -265,6 +265,11 @@ class Game:
     def current_player(self) -> int:
         return self.current
 
+    @property
+    def rounds_finished(self) -> int:
+        """Rounds of this game scored so far (``len(round_scores)``; the compiled core's name too)."""
+        return len(self.round_scores)
+
     def hand_size(self, p: int) -> int:
         return sum(self.hands[p])
 

@@ -53,7 +53,7 @@ from .episode import EpisodeRules
 from .observation import encode_observation, mask_of, observation_names
 from .render import render_text
 from .render_image import render_game
-from .view import seat_view
+from .turns import agent_action, play_to_seat
 
 #: the function ``(spec, seed) -> agent`` that builds an agent from a spec string, as ``module:attribute``
 AGENT_FACTORY = "agents.registry:make_agent"
@@ -196,25 +196,13 @@ class SingleSeatEnv(gym.Env):
 
     def _advance(self) -> float:
         """Let the other seats play until the learner must act or the episode ends; the learner's reward."""
-        g, er, team = self.game, self.episode_rules, self.game.team_of[self.seat]
-        reward = 0.0
-        while True:
-            if len(g.round_scores) > self._rounds_seen or er.done(g):
-                r, self._rounds_seen, self._final_paid = er.reward_since(g, team, self._rounds_seen, self._final_paid)
-                reward += r
-            if er.done(g) or g.action_count >= er.max_actions or g.current == self.seat:
-                return reward
-            p = g.current
-            agent = self.players[p]
-            legal = g.legal_actions()
-            obs = None
-            if getattr(agent, "needs_observation", False):
-                obs = {"observation": encode_observation(g, p, legal), "action_mask": mask_of(legal)}
-            a = int(agent.act(obs, seat_view(g, p)))
-            if a in legal:
-                g.apply_legal(a)
-            else:
-                g.step(a)                   # raises IllegalActionError naming the agent's mistake
+        g = self.game
+        reward, self._seen = play_to_seat(g, self.seat, self._other_move, self.episode_rules, g.team_of[self.seat],
+                                          self._seen)
+        return reward
+
+    def _other_move(self, p: int, legal: List[int]) -> int:
+        return agent_action(self.players[p], self.game, p, legal)
 
     def _end_info(self, truncated: bool) -> Dict[str, Any]:
         g = self.game
@@ -239,7 +227,7 @@ class SingleSeatEnv(gym.Env):
         for p, agent in enumerate(self.players):
             if agent is not None:
                 agent.reset(p, self.rules, int(self._rng.integers(2 ** 31)))
-        self._rounds_seen, self._final_paid, self._done = 0, False, False
+        self._seen, self._done = (0, False), False
         self._pending = self._advance()     # the other seats' actions before the learner's first decision
         obs, info = self._observe()
         info["game_seed"] = game_seed

@@ -45,6 +45,7 @@ from gymnasium import spaces
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
+from agents.base import agent_action
 from agents.registry import make_agent
 from agents.rllib_policy import LEARNER
 from handfoot_env.actions import NUM_ACTIONS
@@ -52,7 +53,6 @@ from handfoot_env.config import load_rules
 from handfoot_env.engine import GAME_OVER
 from handfoot_env.env import raw_env
 from handfoot_env.observation import observation_size
-from handfoot_env.view import seat_view
 from experiments.training.config import SELF, SNAPSHOTS
 
 SNAPSHOT = "snapshot_"
@@ -189,9 +189,7 @@ class HandFootMultiAgentEnv(MultiAgentEnv):
             p = g.current
             if self.seat_ids[p] is not None:
                 return False, False
-            ag = self.seat_agent[p]
-            obs = self._obs(p) if getattr(ag, "needs_observation", False) else None
-            self._step_env(ag.act(obs, seat_view(g, p)), rewards)
+            self._step_env(agent_action(self.seat_agent[p], g, p), rewards)
 
     def _result(self, truncated: bool) -> Dict[str, Any]:
         g = self.game

@@ -13,7 +13,7 @@ import numpy as np
 import torch as th
 
 from agents.policy import NON_FINITE_Q, NumpyPolicy, QPolicy, is_q
-from agents.base import play_agent_move
+from agents.base import agent_action
 from agents.registry import make_agent
 from experiments.training.config import SELF, SNAPSHOTS
 from experiments.training.selfplay import OpponentPool, random_opponent, shaping_potential
@@ -189,6 +189,7 @@ class Sampler:
         self.obs_n = observation_size(r.players, r.teams)
         self.state_n = state_size(r.players, r.teams) if self.with_state else 0
         self.buf = Rollout(4096, self.obs_n, self.state_n)
+        self._acts = np.zeros(len(self.games), np.int64)             # a tick's action in every game
         self.learner: Any = None                                    # Actor or QActor (make_actor)
         self.snapshots: List[Any] = []
         self._agents: Dict[Tuple[int, int, str], Any] = {}
@@ -287,7 +288,7 @@ class Sampler:
             if k >= 0:
                 buf.rew[k] += self.pending[i][p] + extra
                 if truncated:                    # bootstrap from the value of the seat's observation at the cut
-                    j = self._add_row(i, p, None)
+                    j = self._add_row(i, p)
                     buf.open[j] = True
                     buf.next[k] = j
                 else:
@@ -319,20 +320,22 @@ class Sampler:
         self.last[i][p] = k
         self.dec[i][p] += 1
 
-    def _add_row(self, i: int, p: int, legal: Optional[List[int]]) -> int:
-        g = self.games[i]
+    def _add_row(self, i: int, p: int, observe: bool = True) -> int:
+        """A new sample row for seat ``p`` of game ``i`` (its observation now unless ``observe`` is false:
+        a tick writes its learner rows' observations together)."""
         buf = self.buf
         k = buf.n
         buf.n += 1
-        buf.obs[k] = encode_observation(g, p, legal)
+        if observe:
+            self._observe_one(i, p, buf.obs[k])
         if buf.state is not None:
-            buf.state[k] = encode_state(g)
+            buf.state[k] = self._state(i)
         buf.rew[k] = 0.0
         buf.done[k] = False
         buf.next[k] = -1
         buf.open[k] = False
         buf.trace[k] = (self.slot_offset + i, self.episode[i], p, self.dec[i][p])
-        buf.round[k] = len(g.round_scores)
+        buf.round[k] = self.games[i].rounds_finished
         return k
 
     def _advance(self, i: int) -> None:
@@ -341,23 +344,61 @@ class Sampler:
         role, player = self.role[i], self.player[i]
         n = 0
         while True:
-            if len(g.round_scores) > self.rounds_seen[i]:
+            if g.rounds_finished > self.rounds_seen[i]:
                 self._round_rewards(i)
-            if g.phase == GAME_OVER or g.action_count >= self.max_actions:
-                self._end_game(i, truncated=g.phase != GAME_OVER)
+            over = g.phase == GAME_OVER
+            if over or g.action_count >= self.max_actions:
+                self._end_game(i, truncated=not over)
                 self._new_game(i)
                 continue
             p = g.current
             if role[p] != AGENT:
                 break
             agent = player[p]
-            legal = g.legal_actions()
+            legal = self._legal(i)
             if agent is None:
-                g.apply_legal(random_opponent(g, p, legal, self.py_rng))
+                a = random_opponent(g, p, legal, self.py_rng)
             else:
-                play_agent_move(agent, g, p, legal)
+                a = agent_action(agent, g, p, legal)
+                if a not in legal:
+                    g.step(a)                    # IllegalActionError naming the reason
+            self._apply(i, p, a)
             n += 1
         self.actions += n
+
+    # ------------------------------------------------------------------ the core
+    # How the games are read and stepped: on the reference engine here, on rows of one CoreBatch in
+    # CompiledSampler (which overrides these and nothing else of the game loops).
+    def _legal(self, i: int) -> List[int]:
+        return self.games[i].legal_actions()
+
+    def _apply(self, i: int, p: int, a: int) -> None:
+        """Play ``a``, legal, for seat ``p`` in game ``i``."""
+        self.games[i].apply_legal(a)
+
+    def _currents(self) -> List[int]:
+        return [g.current for g in self.games]
+
+    def _observe(self, rows: Sequence[int], obs: np.ndarray, mask: np.ndarray) -> None:
+        """The player to act's observation and legal mask of each game in ``rows`` into ``obs`` and ``mask``."""
+        games = self.games
+        mask[:] = False
+        for j, i in enumerate(rows):
+            g = games[i]
+            legal = g.legal_actions()
+            obs[j] = encode_observation(g, g.current, legal)
+            mask[j, legal] = True
+
+    def _observe_one(self, i: int, p: int, out: np.ndarray) -> None:
+        out[:] = encode_observation(self.games[i], p)
+
+    def _state(self, i: int) -> np.ndarray:
+        return encode_state(self.games[i])
+
+    def _step_all(self, players: List[int], acts: np.ndarray) -> None:
+        """Play ``acts[i]``, legal, for ``players[i]`` in every game ``i``."""
+        for g, a in zip(self.games, acts.tolist()):
+            g.apply_legal(a)
 
     # ------------------------------------------------------------------ one rollout
     def rollout(self, decisions: int, learner: Optional[Dict[str, Any]] = None,
@@ -399,48 +440,42 @@ class Sampler:
         return out
 
     def _tick(self) -> int:
-        """Every game's seat to act acts: learner rows in one forward pass, each snapshot's in one."""
+        """Every game's seat to act acts: learner rows in one forward pass, each other policy's in one."""
         games = self.games
         buf = self.buf
-        buf.reserve((1 + self.n_seats) * len(games))    # a decision, and bootstrap rows of a cut game
+        n = len(games)
+        buf.reserve((1 + self.n_seats) * n)    # a decision, and bootstrap rows of a cut game
         k0 = buf.n
-        learn_rows: List[Tuple[int, int, int]] = []           # (game, seat, buffer row)
-        other: Dict[int, Tuple[Any, List[Tuple[int, int, List[int]]]]] = {}
-        flat: List[int] = []
+        cur = self._currents()
+        learn: List[int] = []
+        other: Dict[int, Tuple[Any, List[int]]] = {}
         phi_on = any(self.shaping)
-        for i, g in enumerate(games):
-            p = g.current
-            legal = g.legal_actions()
+        for i, p in enumerate(cur):
             r = self.role[i][p]
             if r == LEARN:
-                k = self._add_row(i, p, legal)
-                base = (k - k0) * NUM_ACTIONS
-                flat.extend([base + a for a in legal])
-                self._link_row(buf, i, p, k, g, phi_on)
-                learn_rows.append((i, p, k))
+                k = self._add_row(i, p, observe=False)
+                self._link_row(buf, i, p, k, games[i], phi_on)
+                learn.append(i)
             else:
                 pol = self.learner if r == SELF_NET else self.player[i][p]
-                other.setdefault(id(pol), (pol, []))[1].append((i, p, legal))
-        m = len(learn_rows)
+                other.setdefault(id(pol), (pol, []))[1].append(i)
+        acts = self._acts
+        m = len(learn)
         if m:
-            mask = buf.mask[k0:k0 + m]
-            mask[:] = False
-            mask.reshape(-1)[flat] = True
-            a, logp = self.learner.choose(buf.obs[k0:k0 + m], mask, self.rng)
+            obs, mask = buf.obs[k0:k0 + m], buf.mask[k0:k0 + m]
+            self._observe(learn, obs, mask)
+            a, logp = self.learner.choose(obs, mask, self.rng)
             buf.act[k0:k0 + m] = a
             buf.logp[k0:k0 + m] = logp
-            for (i, _, _), ai in zip(learn_rows, a.tolist()):
-                games[i].apply_legal(ai)
+            acts[learn] = a
         for pol, rows in other.values():
-            obs = np.stack([encode_observation(games[i], p, legal) for i, p, legal in rows])
-            mk = np.zeros((len(rows), NUM_ACTIONS), bool)
-            for j, (_, _, legal) in enumerate(rows):
-                mk[j, legal] = True
-            a, _ = pol.choose(obs, mk, self.rng)
-            for (i, _, _), ai in zip(rows, a.tolist()):
-                games[i].apply_legal(ai)
-        self.actions += len(games)
-        for i in range(len(games)):
+            obs = np.empty((len(rows), self.obs_n), np.float32)
+            mask = np.empty((len(rows), NUM_ACTIONS), bool)
+            self._observe(rows, obs, mask)
+            acts[rows] = pol.choose(obs, mask, self.rng)[0]
+        self._step_all(cur, acts)
+        self.actions += n
+        for i in range(n):
             self._advance(i)
         return m
 

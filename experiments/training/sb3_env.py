@@ -71,6 +71,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper
 
 from agents.base import agent_action
+from handfoot_env.turns import play_to_seat
 from agents.policy import NumpyPolicy
 from agents.registry import make_agent
 from handfoot_env.actions import NUM_ACTIONS
@@ -216,18 +217,11 @@ class SeatEnv(gym.Env):
     def _advance(self) -> float:
         """Play the other seats until the learner must act or the game ends; the learner's reward meanwhile."""
         g = self.game
-        er, team = self.episode_rules, g.team_of[self.seat]
-        reward = 0.0
-        while True:
-            if len(g.round_scores) > self._rounds_seen or g.phase == GAME_OVER:
-                r, self._rounds_seen, self._final_paid = er.reward_since(g, team, self._rounds_seen, self._final_paid)
-                reward += r
-            if g.phase == GAME_OVER:
-                return reward
-            if g.current == self.seat or g.action_count >= self.max_actions:
-                return reward
-            legal = g.legal_actions()
-            self._play(int(self._other_act(g.current, legal)), legal)
+        start = g.action_count
+        reward, self._seen = play_to_seat(g, self.seat, self._other_act, self.episode_rules, g.team_of[self.seat],
+                                          self._seen)
+        self.actions_applied += g.action_count - start
+        return reward
 
     # ---------------------------------------------------------- gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None):
@@ -239,8 +233,7 @@ class SeatEnv(gym.Env):
         self.opponent = str(options.get("opponent", self.pool.sample(self.rng)))
         game_seed = int(options.get("game_seed", self.rng.integers(2 ** 31)))
         self.game.reset(seed=game_seed)
-        self._rounds_seen = 0
-        self._final_paid = False
+        self._seen = (0, False)              # (rounds paid, final reward paid) to the learner seat
         self._setup_seats()
         self.episode_count += 1
         self._pending = self._advance()      # rewards before the learner's first decision (rare)
