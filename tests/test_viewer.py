@@ -363,3 +363,28 @@ def test_the_page_and_the_terminal_table_show_each_rounds_going_out_books():
     make_console(buf, width=120).print(table_renderable(g))
     line = next(x for x in buf.getvalue().splitlines() if "Going out needs" in x)
     assert "Going out needs 2/2/1 books (clean/dirty/wild)" in line and "in round" not in line
+
+
+@pytest.mark.parametrize("rules,seeds", [("pagat", (1, 2, 3, 4)), ("bicycle", (5,)), ("six_player", (6,)),
+                                         ("individual", (7,)), ("saskatchewan", (8,))])
+def test_every_replayed_rounds_score_sheet_adds_up_to_the_rounds_score(rules, seeds):
+    """The page's score sheet (``round_details``): each team's items add up to its round total, and
+    the total is the round's score, in every round of whole games under several rule sets."""
+    from handfoot_env.scoring import BREAKDOWN_KEYS
+    books_seen = 0
+    for seed in seeds:
+        g = Game(rules)
+        g.reset(seed=seed)
+        agents = [make_agent("greedy", p) for p in range(g.n)]
+        for p, a in enumerate(agents):
+            a.reset(p, g.rules, seed + p)
+        while not g.game_over:
+            g.step(agents[g.current].act(None, seat_view(g, g.current)))
+        data = viewer_data(make_record(g, players=[f"p{p}" for p in range(g.n)]))
+        assert [k for k, _ in data["items"]] == [*BREAKDOWN_KEYS, "total"]
+        assert len(data["round_details"]) == len(g.round_scores) >= 1
+        for det, scores in zip(data["round_details"], data["round_scores"]):
+            for t, sheet in enumerate(det["teams"]):
+                assert sum(sheet[k] for k in BREAKDOWN_KEYS) == sheet["total"] == scores[t], (rules, seed, det)
+                books_seen += sheet["clean_books"] + sheet["dirty_books"] + sheet["wild_books"]
+    assert books_seen > 0                     # book bonuses reach the sheet

@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 from handfoot_env.actions import ACTION_INDEX
 from handfoot_env.cards import CODES, SLOT_CODES
 from handfoot_env.record import check_record, positions
+from handfoot_env.scoring import BREAKDOWN_KEYS, BREAKDOWN_LABELS
 from handfoot_env.render_image import table_snapshot
 from experiments.apps.table import describe_action
 from experiments.config import output_file_error
@@ -33,9 +34,8 @@ from experiments.config import output_file_error
 #: snapshot fields that are lists with one entry per seat or team, stored entry by entry
 PER_INDEX = ("hands", "feet", "melds", "books")
 
-ROUND_ITEMS = (("melded", "cards melded"), ("books", "book bonuses"), ("red_threes", "red threes laid"),
-               ("went_out", "going out"), ("left", "cards left in hand and foot"),
-               ("red_threes_left", "red threes left"), ("total", "round total"))
+#: the score sheet's lines: the engine's round breakdown (handfoot_env.scoring), item by item, and the total
+ROUND_ITEMS = tuple((k, BREAKDOWN_LABELS[k]) for k in BREAKDOWN_KEYS) + (("total", "round total"),)
 
 
 def _delta(prev: Mapping[str, Any], cur: Mapping[str, Any]) -> Dict[str, Any]:
@@ -100,7 +100,7 @@ def viewer_data(record: Mapping[str, Any], source: str = "", view: Optional[int]
     details = []
     for det in final.round_details:
         details.append({"round": det["round"], "went_out": det["went_out"], "actions": det.get("actions"),
-                        "teams": [{k: int(t.get(k, 0)) for k, _ in ROUND_ITEMS} for t in det["teams"]]})
+                        "teams": [{k: int(t[k]) for k, _ in ROUND_ITEMS} for t in det["teams"]]})
     return {
         "source": source,
         "view": view,
