@@ -179,3 +179,28 @@ def test_handfoot_core_names_what_auto_means(monkeypatch):
     monkeypatch.setenv("HANDFOOT_CORE", "fast")
     with pytest.raises(ValueError, match="HANDFOOT_CORE must be 'reference' or 'compiled', got 'fast'"):
         resolve_core("auto")
+
+
+def test_the_first_load_after_an_install_says_it_compiles_and_later_loads_say_nothing(monkeypatch, tmp_path, capsys):
+    """A cold cache (no marker in the cache folder): one line before the compile, one after, and the
+    marker written; a warm cache, or a second load in the process: silence."""
+    import handfoot_env.compiled as compiled
+    calls = []
+    monkeypatch.setattr(compiled, "cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(compiled, "warm_up", lambda game: calls.append(game))
+    monkeypatch.setattr(compiled, "_LOADED", [])
+    compiled.load()
+    compiled.load()
+    err = capsys.readouterr().err.splitlines()
+    assert len(calls) == 1 and len(err) == 2, err
+    assert err[0].startswith("handfoot: compiling the rules core, once per install") and str(tmp_path) in err[0]
+    assert err[1].startswith("handfoot: rules core compiled in ")
+    assert (tmp_path / compiled._WARM).exists()
+    monkeypatch.setattr(compiled, "_LOADED", [])          # a later process: the marker is there
+    compiled.load()
+    assert capsys.readouterr().err == "" and len(calls) == 1
+
+
+def test_warm_up_reaches_the_kernels_without_error():
+    from handfoot_env.compiled import warm_up
+    warm_up(load(), "bicycle")

@@ -28,27 +28,8 @@ import sys
 import numpy as np
 import handfoot_env
 if sys.argv[1] == "core":
-    from handfoot_env.compiled import load
-    m = load()
-    rules = sys.argv[2]
-    b = m.CoreBatch(rules, 4)
-    b.reset([1, 2, 3, 4])
-    rng = np.random.default_rng(0)
-    dealt = 0
-    while dealt < 1:
-        acts, _ = b.random_actions(rng)
-        over = acts == -2
-        b.step(acts)
-        if over.any():
-            b.reset([10 + dealt], games=[int(np.flatnonzero(over)[0])])
-            dealt += 1
-    b.observe(0, 1, b.obs[0].copy(), b.mask[0].copy())
-    b.legal(0)
-    g = m.CompiledGame(rules)
-    g.reset(seed=5)
-    for _ in range(40):
-        g.apply_legal(g.legal_actions()[0])
-        g.apply_legal_books(g.legal_actions()[-1])
+    from handfoot_env.compiled import load, warm_up
+    warm_up(load(), sys.argv[2])
 """
 
 

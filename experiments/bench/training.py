@@ -149,6 +149,26 @@ CORE_TRAIN_TARGET = 1.5     # batched training on the compiled core over the ref
 RAY_TRAIN_TARGET = 0.9      # samplers as Ray actors (a local Ray) over sampler processes, same count, same run
 
 
+def _ratio_target(rate: Dict[str, Any], label: str, other: str, target: float, name: str) -> List[Dict[str, Any]]:
+    """``label``'s learner decisions/s over ``other``'s against ``target`` (nothing when a rate is missing)."""
+    if not (rate.get(label) and rate.get(other)):
+        return []
+    ratio = rate[label] / rate[other]
+    return [{"target": f"training {label} >= {target}x {name} (learner decisions/s at the margin)",
+             "value": f"{ratio:.2f}x", "met": ratio >= target}]
+
+
+def _twin_targets(rate: Dict[str, Any], suffix: str, twin_suffix: str, target: float,
+                  only: Optional[str] = None) -> List[Dict[str, Any]]:
+    """Each row labelled ``...suffix`` (or just ``only``) over its ``...twin_suffix`` twin."""
+    out: List[Dict[str, Any]] = []
+    for label in ([only] if only else list(rate)):
+        if label.endswith(suffix):
+            twin = label[:-len(suffix)] + twin_suffix
+            out += _ratio_target(rate, label, twin, target, twin)
+    return out
+
+
 def train_targets(train_rows, baseline: Optional[str] = None) -> List[Dict[str, Any]]:
     """The training targets: batched over sb3; each ``...-ray`` row over its ``...-processes`` twin
     (samplers as Ray actors against processes); each ``...compiled`` row over its ``...reference``
@@ -160,23 +180,13 @@ def train_targets(train_rows, baseline: Optional[str] = None) -> List[Dict[str, 
         out.append({"target": f"training batched >= {TRAIN_TARGET:.0f}x sb3 (learner decisions/s at the margin)",
                     "value": f"{r['vs_sb3']:.2f}x", "met": r["vs_sb3"] >= TRAIN_TARGET})
     rate = {x["label"]: x.get("decisions_per_s") for x in train_rows}
-    for label in rate:          # a row labelled ...-ray beside its ...-processes twin
-        twin = label[:-len("ray")] + "processes" if label.endswith("-ray") else None
-        if twin in rate and rate[label] and rate[twin]:
-            ratio = rate[label] / rate[twin]
-            out.append({"target": f"training {label} >= {RAY_TRAIN_TARGET}x {twin} (learner decisions/s at the "
-                                  "margin)", "value": f"{ratio:.2f}x", "met": ratio >= RAY_TRAIN_TARGET})
-    for label in rate:          # a row labelled ...-compiled beside its ...-reference twin
-        twin = label[:-len("compiled")] + "reference" if label.endswith("compiled") else None
-        if twin in rate and rate[label] and rate[twin]:
-            ratio = rate[label] / rate[twin]
-            out.append({"target": f"training {label} >= {CORE_TRAIN_TARGET}x {twin} (learner decisions/s at the "
-                                  "margin)", "value": f"{ratio:.2f}x", "met": ratio >= CORE_TRAIN_TARGET})
-        if label.endswith("compiled") and baseline in rate and rate[label] and rate[baseline]:
-            ratio = rate[label] / rate[baseline]
-            out.append({"target": f"training {label} >= {CORE_TRAIN_TARGET}x the baseline {baseline} (learner "
-                                  "decisions/s at the margin)", "value": f"{ratio:.2f}x",
-                        "met": ratio >= CORE_TRAIN_TARGET})
+    out += _twin_targets(rate, "-ray", "-processes", RAY_TRAIN_TARGET)
+    for label in rate:          # a row labelled ...-compiled beside its ...-reference twin and the baseline
+        if not label.endswith("compiled"):
+            continue
+        out += _twin_targets(rate, "compiled", "reference", CORE_TRAIN_TARGET, only=label)
+        if baseline in rate:
+            out += _ratio_target(rate, label, baseline, CORE_TRAIN_TARGET, f"the baseline {baseline}")
     return out
 
 

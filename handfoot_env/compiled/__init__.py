@@ -92,6 +92,53 @@ def kernel(fn=None, **options):
 
 def load():
     """The compiled core's Python side: :mod:`.game` (``CompiledGame``, ``CoreBatch``, ``state_row``,
-    ``game_from_row``).  The kernels compile, or load from the cache, at their first call."""
+    ``game_from_row``).  The first load after an install (no kernels in :func:`cache_dir` yet)
+    compiles every kernel a caller reaches, with a line on standard error before and after (about
+    a minute); later processes load them from the cache at their first call."""
     from . import game
+    if not _LOADED:
+        _LOADED.append(True)
+        folder = cache_dir()
+        if not (folder / _WARM).exists():
+            import sys
+            import time
+            sys.stderr.write(f"handfoot: compiling the rules core, once per install (about a minute; cached in "
+                             f"{folder})\n")
+            sys.stderr.flush()
+            t0 = time.perf_counter()
+            warm_up(game)
+            try:
+                (folder / _WARM).write_text("every kernel compiled\n")
+            except OSError:                   # a read-only cache: compiled again next time, said again
+                pass
+            sys.stderr.write(f"handfoot: rules core compiled in {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.flush()
     return game
+
+
+_LOADED: list = []
+_WARM = "compiled.ok"
+
+
+def warm_up(game, rules: str = "pagat") -> None:
+    """Call every kernel a caller reaches once (so that each is compiled or loaded from the cache): a
+    ``CoreBatch`` is dealt and stepped until a game ends and is dealt again, a seat is observed, a
+    legal list read, and a ``CompiledGame`` plays actions with and without the round's books."""
+    import numpy as np
+    b = game.CoreBatch(rules, 4)
+    b.reset([1, 2, 3, 4])
+    rng = np.random.default_rng(0)
+    while True:
+        acts, _ = b.random_actions(rng)
+        over = acts == -2
+        b.step(acts)
+        if over.any():
+            b.reset([10], games=[int(np.flatnonzero(over)[0])])
+            break
+    b.observe(0, 1, b.obs[0].copy(), b.mask[0].copy())
+    b.legal(0)
+    g = game.CompiledGame(rules)
+    g.reset(seed=5)
+    for _ in range(40):
+        g.apply_legal(g.legal_actions()[0])
+        g.apply_legal_books(g.legal_actions()[-1])
