@@ -113,13 +113,17 @@ def run_local(sweep: Sweep, out: Path, parallel: int, quiet: bool = False) -> Di
     attempts: Dict[str, int] = {}
     t_start = time.time()
 
-    def on_term(signum, frame):
-        raise _Terminate()
+    # Ctrl-C and SIGTERM set a flag that the loop reads (an exception raised by the handler could land
+    # inside the fork of a trial, where Python's at-fork handlers swallow it)
+    stop: List[int] = []
 
-    old = signal.signal(signal.SIGTERM, on_term) if _main_thread() else None
+    def on_signal(signum, frame):
+        stop.append(signum)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} if _main_thread() else {}
     try:
-        while pending or running:
-            while pending and len(running) < parallel:
+        while (pending or running) and not stop:
+            while pending and len(running) < parallel and not stop:
                 t = pending.pop(0)
                 attempts[t.name] = attempts.get(t.name, 0) + 1
                 record_state(out, t, status="running", attempts=attempts[t.name])
@@ -143,6 +147,8 @@ def run_local(sweep: Sweep, out: Path, parallel: int, quiet: bool = False) -> Di
                     err = f"exit status {rc}: {last_log_line(out, t)}"
                     record_state(out, t, status="failed", wall_s=wall, error=err)
                     _log(f"FAILED {name}: {err}", quiet)
+        if stop:
+            raise _Terminate()
     except (KeyboardInterrupt, _Terminate):
         _log(f"stopping {len(running)} running trial(s) (they save a checkpoint)...", quiet)
         for name, (t, proc, _) in running.items():
@@ -155,8 +161,8 @@ def run_local(sweep: Sweep, out: Path, parallel: int, quiet: bool = False) -> Di
         raise KeyboardInterrupt(f"stopped; {out / 'sweep.json'} has the finished trials; continue with "
                                 f"handfoot sweep --out {out} --resume") from None
     finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
     record_timing(out, wall_s=round(time.time() - t_start, 1), parallel=parallel, trials_run=len(attempts),
                   started=time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t_start)), where=_machine())
     return write_summary(sweep, out, final=True)

@@ -102,7 +102,8 @@ def load():
         if not (folder / _WARM).exists():
             import sys
             import time
-            sys.stderr.write(f"handfoot: compiling the rules core, once per install (about a minute; cached in "
+            sys.stderr.write(f"handfoot: compiling the rules core, once per install (about a minute on an idle "
+                             f"machine; cached in "
                              f"{folder})\n")
             sys.stderr.flush()
             t0 = time.perf_counter()
