@@ -140,6 +140,13 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     assert (tmp_path / "full" / "leaderboard.md").read_text() == "a curated board"
 
 
+def test_help_names_the_folder_the_command_writes(capsys):
+    """``handfoot --help`` says where the page goes: the default folder (a run without --out writes
+    there: tests/test_first_day.py), never docs/."""
+    assert main(["--help"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("leaderboard "))
+    assert f"{lb.DEFAULT_OUT}/" in line and "docs/" not in line
+
 def test_shipped_page_records_its_command():
     page = (ROOT / "docs" / "leaderboard.md").read_text()
     data = json.loads((ROOT / "docs" / "leaderboard.json").read_text())

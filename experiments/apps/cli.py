@@ -32,7 +32,8 @@ COMMANDS = {
     "evaluate": ("experiments.evaluation.cli", "evaluate_main",
                  "benchmark agents against each other (duplicate format)"),
     "leaderboard": ("experiments.evaluation.leaderboard", "leaderboard_main",
-                    "round-robin of every built-in agent (and more): ratings with random = 1000, docs/leaderboard.md"),
+                    "round-robin of every built-in agent (and more): ratings with random = 1000, a page in "
+                    "runs/leaderboard/ (or --out DIR)"),
     "train": ("experiments.training.cli", "train_main", "train a self-play agent from a config"),
     "exploit": ("experiments.training.exploit", "exploit_main",
                 "train a best response against a frozen agent: how exploitable is it"),
