@@ -31,7 +31,9 @@ from experiments.config import command
 from experiments.config import seed_arg
 from experiments.config import output_file_error
 
-DEFAULT_AGENTS = ("strategic", "greedy")
+#: the default game: the shipped champion against the strongest heuristic (seed 0: someone goes out
+#: in every round)
+DEFAULT_AGENTS = ("champion", "strategic")
 
 
 def run_demo(agents: Sequence[str] = DEFAULT_AGENTS, rules="pagat", seed: int = 0,
@@ -94,7 +96,7 @@ def demo_main(argv: Optional[Sequence[str]] = None, stdout: Optional[TextIO] = N
     ap.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS), metavar="SPEC",
                     help="agent for team 0, then team 1 (random, greedy, strategic, champion, policy:PATH, "
                          "py:MOD:CLASS); "
-                         "default: strategic greedy")
+                         "default: champion strategic")
     ap.add_argument("--rules", default="pagat", metavar="PRESET", help="rules preset or YAML file (default pagat)")
     ap.add_argument("--seed", type=seed_arg, default=0, help="deal seed (default 0)")
     ap.add_argument("--save", default=None, metavar="FILE", help="save the game record (JSON)")

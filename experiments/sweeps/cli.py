@@ -10,6 +10,7 @@ the trials (with a checkpoint) and ``--resume`` completes the sweep later.
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -67,7 +68,11 @@ def sweep_main(argv: Optional[List[str]] = None) -> int:
         from experiments.sweeps.tune import run_tune
         data = run_tune(sweep, out, args.ray or None, quiet=args.quiet)
     else:
-        data = run_local(sweep, out, args.parallel or default_parallel(sweep), quiet=args.quiet)
+        parallel = args.parallel or default_parallel(sweep)
+        if args.parallel is None and not args.quiet:
+            print(f"[sweep] {parallel} trial(s) at once: this machine's {os.cpu_count()} CPU cores over the "
+                  f"{sweep.cpus:g} CPU(s) a trial takes (resources.cpus); --parallel N chooses", file=sys.stderr)
+        data = run_local(sweep, out, parallel, quiet=args.quiet)
     _print(data, out)
     failed = data["status"].get("failed", 0)
     return 1 if failed else 0

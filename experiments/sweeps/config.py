@@ -32,6 +32,7 @@ config the base command would refuse (each trial's config is built and validated
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import json
 import math
@@ -168,9 +169,11 @@ def check_key(kind: str, key: Any, where: str) -> str:
         hints = typing.get_type_hints(cls)
         if part not in hints:
             section = ".".join(parts[:i])
-            names = ", ".join(f.name for f in dataclasses.fields(cls))
-            raise ConfigError(f"{where}: {key!r} is not a field of the {kind} config "
-                              f"(fields{' of ' + section if section else ''}: {names})")
+            fields = [f.name for f in dataclasses.fields(cls)]
+            near = difflib.get_close_matches(part, fields, n=1, cutoff=0.75)
+            hint = f"; did you mean {'.'.join(parts[:i] + near[:1])!r}?" if near else ""
+            raise ConfigError(f"{where}: {key!r} is not a field of the {kind} config{hint} "
+                              f"(fields{' of ' + section if section else ''}: {', '.join(fields)})")
         cls = hints[part]
     return key
 

@@ -32,7 +32,7 @@ def serve_parser():
     ap.add_argument("--db", default=None, metavar="PATH",
                     help=f"SQLite file of the tables (default {default_db_path()})")
     ap.add_argument("--agent", action="append", default=[], metavar="SPEC",
-                    help=f"offer one more seat kind, e.g. policy:runs/ppo/model.zip (repeatable; always offered: "
+                    help=f"offer one more seat kind, e.g. policy:runs/quickstart-s0/best (repeatable; always offered: "
                          f"{', '.join(DEFAULT_AGENTS)}). Only the server's operator may name files or code")
     ap.add_argument("--max-tables", type=int, default=100, help="tables in play at once (default 100)")
     ap.add_argument("--rate", type=float, default=20.0,
