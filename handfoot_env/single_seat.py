@@ -311,8 +311,9 @@ class SingleSeatEnv(gym.Env):
 
     # ---------------------------------------------------------- gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None):
-        """A new game; ``options`` may hold ``game_seed`` (the deal's seed) and the AEC env's ``shoe``,
-        ``round`` and ``scores``."""
+        """A new game, played by the other seats up to the learner's first decision; ``options`` may hold
+        ``game_seed`` (the deal's seed) and the AEC env's ``shoe``, ``round`` and ``scores``.  A
+        ``max_actions`` that the other seats reach before that decision is a ``ValueError``."""
         if seed is not None:
             seed = check_seed(seed)
         super().reset(seed=seed)

@@ -335,3 +335,12 @@ def test_sb3_vector_envs_give_maskable_ppo_a_mask_with_a_legal_action_at_every_s
             assert not infos[i]["action_mask"].any()                      # the terminal step's info
             assert np.array_equal(vec.reset_infos[i]["action_mask"], get_action_masks(vec)[i])
     assert ends >= 4
+
+
+def test_a_cap_reached_before_the_learner_s_first_decision_is_refused_at_reset():
+    env = single_seat_v0.env(seat=3, partner="random", opponents="random", max_actions=4)
+    with pytest.raises(ValueError, match=r"max_actions=4 is reached before seat 3 first acts \(deal \d+\)"):
+        env.reset(seed=0)
+    assert not env.action_masks().any()
+    with pytest.raises(RuntimeError, match="call reset"):     # no move is played for another seat
+        env.step(0)
