@@ -270,9 +270,14 @@ def test_both_cores_play_the_same_episode(preset, seat, seed, kwargs):
     assert ref_env.render_mode is None and com_env.game.reference().history == ref_env.game.history
 
 
-def test_the_default_core_is_the_compiled_one_where_numba_is_installed():
+def test_the_default_core_is_the_compiled_one_where_numba_is_installed(monkeypatch):
     from gymnasium.utils.env_checker import data_equivalence
+    monkeypatch.delenv("HANDFOOT_CORE", raising=False)
     assert single_seat_v0.env(partner="random", opponents="random").core == "compiled"
+    assert single_seat_v0.env(partner="random", opponents="random", core="auto").core == "compiled"
+    monkeypatch.setenv("HANDFOOT_CORE", "reference")                  # what "auto" means, as for the AEC env
+    assert single_seat_v0.env(partner="random", opponents="random").core == "reference"
+    monkeypatch.delenv("HANDFOOT_CORE")
     env = gymnasium.make(SINGLE_SEAT_ID, partner="random", opponents="random", core="reference",
                          render_mode="ansi")
     assert env.unwrapped.core == "reference"
