@@ -15,7 +15,7 @@ Gymnasium toolchain trains on it as on any single-agent env::
 * **Mask**: ``info["action_mask"]`` after every ``reset`` and ``step``, and ``action_masks()``
   (sb3-contrib's ``MaskablePPO`` convention): an ``int8`` array of 705 entries, 1 exactly where the
   rules allow the learner that action now.  A **terminal observation has no legal action**: once
-  ``terminated`` or ``truncated`` is returned the mask is all zeros (and before the first ``reset``).
+  the env returns ``terminated`` or ``truncated`` the mask is all zeros (and before the first ``reset``).
   ``gymnasium.make`` puts the env in an outermost :class:`ActionMasks` layer, so
   ``gymnasium.make(...).action_masks()`` works although Gymnasium 1.x wrappers forward no
   attributes; below other wrappers use ``env.get_wrapper_attr("action_masks")()``,
