@@ -20,7 +20,9 @@ def _register() -> None:
     """Register the AEC env with PettingZoo's registry (PettingZoo >= 1.27 has one) and the single-seat env
     with Gymnasium's, on ``import handfoot_env``."""
     if SINGLE_SEAT_ID not in gymnasium.registry:
-        gymnasium.register(SINGLE_SEAT_ID, entry_point="handfoot_env.single_seat_v0:env")
+        # the outermost layer of gymnasium.make gives action_masks() (Gymnasium 1.x wrappers forward nothing)
+        masks = gymnasium.envs.registration.WrapperSpec("ActionMasks", "handfoot_env.single_seat:ActionMasks", {})
+        gymnasium.register(SINGLE_SEAT_ID, entry_point="handfoot_env.single_seat_v0:env", additional_wrappers=(masks,))
     try:
         from pettingzoo.env_registry.registration import aec_registry
     except ImportError:  # pragma: no cover - older PettingZoo without a registry

@@ -96,13 +96,22 @@ MAX_CANCELS_PER_TURN = 1
 
 
 class IllegalActionError(ValueError):
-    """An action that the rules do not allow now; the message names it and why."""
+    """An action that the rules do not allow now; the message names it and why (``action``, ``reason``).
 
-    def __init__(self, action, reason: str):
+    It pickles with its fields, and ``IllegalActionError(error)`` is a copy of ``error``: Gymnasium's
+    ``AsyncVectorEnv`` raises a worker's exception in the parent as ``type(error)(error)``.
+    """
+
+    def __init__(self, action, reason: Optional[str] = None):
+        if reason is None and isinstance(action, IllegalActionError):
+            action, reason = action.action, action.reason
         self.action = action
-        self.reason = reason
+        self.reason = reason = "not allowed now" if reason is None else reason
         name = ACTION_NAMES[action] if isinstance(action, int) and 0 <= action < NUM_ACTIONS else repr(action)
         super().__init__(f"illegal action {name!r}: {reason}")
+
+    def __reduce__(self):
+        return type(self), (self.action, self.reason)
 
 
 def shoe_kinds(rules: RuleConfig, shoe: Optional[Sequence[str]], round: int = 1,

@@ -12,25 +12,50 @@ Gymnasium toolchain trains on it as on any single-agent env::
 
 * **Observation**: the learner seat's ``Box(float32, 170)`` (four players), exactly the AEC
   env's ``observation`` entry (docs/observation.md), with finite bounds (:func:`observation_bounds`).
-* **Mask**: ``info["action_mask"]`` after every ``reset`` and ``step`` and ``action_masks()``
-  (sb3-contrib's ``MaskablePPO`` convention), an ``int8`` array of 705 entries, 1 exactly where the
-  rules allow the action now (all zeros once the episode is over).
-* **Action space**: ``Discrete(705)`` whose ``sample()`` without a mask draws uniformly from the
-  legal actions of the current state (so Gymnasium's and SB3's env checkers, which step with
-  ``action_space.sample()``, play legal games); it is seeded by ``reset(seed=...)``. An illegal
-  action raises :class:`~handfoot_env.engine.IllegalActionError` naming the reason.
+* **Mask**: ``info["action_mask"]`` after every ``reset`` and ``step``, and ``action_masks()``
+  (sb3-contrib's ``MaskablePPO`` convention): an ``int8`` array of 705 entries, 1 exactly where the
+  rules allow the learner that action now.  A **terminal observation has no legal action**: once
+  the env returns ``terminated`` or ``truncated`` the mask is all zeros (and before the first ``reset``).
+  ``gymnasium.make`` puts the env in an outermost :class:`ActionMasks` layer, so
+  ``gymnasium.make(...).action_masks()`` works although Gymnasium 1.x wrappers forward no
+  attributes; below other wrappers use ``env.get_wrapper_attr("action_masks")()``,
+  ``env.unwrapped.action_masks()`` or ``info["action_mask"]``.
+* **Action space**: ``Discrete(705)`` (:class:`MaskedDiscrete`) whose ``sample()`` without a mask
+  draws uniformly from the legal actions of the current state (``sample(mask=...)`` as Gymnasium's);
+  it is seeded by ``reset(seed=...)``.  Pickled (as in a saved SB3 model) it is a plain
+  ``Discrete(705)``: the env does not travel with it.  A vector env's ``action_space`` is
+  Gymnasium's batch of ``Discrete(705)``: sample it with the masks, ``envs.action_space.sample(
+  mask=tuple(info["action_mask"]))``.
+* **Illegal actions**: an action id that the rules do not allow now ends the episode
+  (``illegal_action="terminate"``, the default, as ``handfoot_v0.env()`` does): the reward is -1
+  (plus what the other seats' moves paid since the last step), ``terminated`` is true and
+  ``info["illegal_action"]`` names the action and the reason.  ``illegal_action="raise"`` raises
+  :class:`~handfoot_env.engine.IllegalActionError` instead (as ``handfoot_v0.raw_env`` does).  What
+  is not an action id at all (not an integer from 0 to 704) always raises ``IllegalActionError``.
 * **Reward**: what the AEC env pays the learner seat, summed over the other seats' actions up to
   the learner's next decision (:meth:`handfoot_env.episode.EpisodeRules.reward_since`: ``reward``,
   ``reward_scale``, ``episode`` and ``max_actions`` as for ``handfoot_v0.env``). ``terminated``
-  when the episode ends, ``truncated`` at the action cap.
+  when the episode ends, ``truncated`` at the action cap.  The last step's ``info`` holds
+  ``scores``, ``team``, ``winner`` and ``truncated``.
 * **Other seats**: ``partner`` plays every other seat of the learner's team, ``opponents`` every
   seat of the other teams (one entry, or a list with one per opponent seat in seat order). Each
   entry is an agent spec (``"random"``, ``"greedy"``, ``"strategic"``, ``"champion"``,
   ``"policy:PATH"``, ``"py:package.module:ClassName"``, ...: the specs of ``handfoot evaluate``),
   an agent class (built as ``cls(seed)``) or an agent object (one seat each). An agent has
   ``reset(seat, rules, seed)`` and ``act(observation, view) -> int`` (``agents.base.Agent``).
+* **Core**: ``core=None`` or ``"auto"`` (default: the compiled core where Numba is installed),
+  ``"compiled"`` or ``"reference"``, as for ``handfoot_v0.env``; both cores give the same
+  episodes, observations, masks and rewards.  ``env.game`` is the game (a
+  :class:`~handfoot_env.compiled.game.CompiledGame` on the compiled core).
 * **Seeding**: ``reset(seed=s)`` seeds everything random in an episode (the deal, every agent,
   the action space); ``reset()`` continues from the previous episode's random stream.
+* **Vector envs**: Gymnasium's ``SyncVectorEnv``/``AsyncVectorEnv`` and SB3's ``DummyVecEnv``/
+  ``SubprocVecEnv`` run it.  A worker started with ``spawn`` (or ``forkserver``) has not imported
+  ``handfoot_env``, so make it there with the module-qualified id
+  ``gymnasium.make("handfoot_env:handfoot/SingleSeat-v0", ...)``, which imports the package (Gymnasium
+  1.x reads no entry points).  SB3's vector envs reset an ended episode inside ``step``, so the
+  masks they return (``get_action_masks``) always belong to a state to act in; Gymnasium's vector
+  envs return the terminal observation and reset on the next ``step``, whose action they ignore.
 
 Agent specs are a notion of the ``agents`` package, one layer up: this module never imports it.
 It names the function that builds an agent from a spec, :data:`AGENT_FACTORY`, and loads it the
@@ -39,6 +64,7 @@ object needs no factory at all, and ``agent_factory=`` can pass another one.
 """
 from __future__ import annotations
 
+import copy
 import importlib
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -47,16 +73,21 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import NUM_ACTIONS
+from .compiled import load as load_compiled, resolve_core
 from .config import MAX_SEED, RuleConfig, RulesLike, check_seed
-from .engine import GAME_OVER, Game
+from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
-from .observation import encode_observation, mask_of, observation_names
+from .observation import encode_observation, mask_of, observation_names, observation_size
 from .render import render_text
 from .render_image import render_game
 from .turns import agent_action, play_to_seat
 
 #: the function ``(spec, seed) -> agent`` that builds an agent from a spec string, as ``module:attribute``
 AGENT_FACTORY = "agents.registry:make_agent"
+#: what ``step`` does with an action id the rules do not allow now (the first is the default)
+ILLEGAL_ACTIONS = ("terminate", "raise")
+#: the learner's reward for an illegal action under ``illegal_action="terminate"`` (``handfoot_v0.env()``'s)
+ILLEGAL_REWARD = -1.0
 
 AgentLike = Union[str, type, Any]
 
@@ -65,6 +96,20 @@ def load_factory(name: str = AGENT_FACTORY) -> Callable[[str, int], Any]:
     """The callable named ``module:attribute`` (imported now)."""
     module, _, attr = name.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def action_id(action: Any) -> int:
+    """``action`` as an action id: an integer (Python, NumPy, or a NumPy array of one integer) from 0
+    to 704; else :class:`IllegalActionError` saying what an action is."""
+    value = action
+    if isinstance(value, np.ndarray) and value.size == 1 and np.issubdtype(value.dtype, np.integer):
+        value = value.reshape(()).item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise IllegalActionError(action, f"an action is an integer from 0 to {NUM_ACTIONS - 1} "
+                                         f"(docs/actions.md), got {type(action).__name__}")
+    if not 0 <= value < NUM_ACTIONS:
+        raise IllegalActionError(action, f"an action is an integer from 0 to {NUM_ACTIONS - 1} (docs/actions.md)")
+    return int(value)
 
 
 def observation_bounds(rules: RuleConfig) -> Tuple[np.ndarray, np.ndarray]:
@@ -88,20 +133,53 @@ def observation_bounds(rules: RuleConfig) -> Tuple[np.ndarray, np.ndarray]:
 
 
 class MaskedDiscrete(spaces.Discrete):
-    """``Discrete(n)`` whose ``sample()`` without a mask draws from the legal actions of the env's state."""
+    """``Discrete(n)`` whose ``sample()`` without a mask draws from the legal actions of its env's state.
 
-    def __init__(self, n: int, legal_mask: Callable[[], np.ndarray], seed: Optional[int] = None):
+    The env is not part of the space's pickled state: unpickled (a saved model's copy) the space
+    samples uniformly, as ``Discrete(n)``.  A deep copy of the env links the copy of its space to the
+    copy of the env; a deep copy of the space alone has no env.
+    """
+
+    def __init__(self, n: int, env: Optional["SingleSeatEnv"] = None, seed: Optional[int] = None):
         super().__init__(n, seed=seed)
-        self._legal_mask = legal_mask
+        self._env = env
 
     def sample(self, mask: Optional[np.ndarray] = None, probability: Optional[np.ndarray] = None) -> np.int64:
-        if mask is None and probability is None:
-            mask = self._legal_mask()
-            if not mask.any():              # the episode is over: nothing is legal
-                mask = None
         if probability is not None:
             return super().sample(probability=probability)
+        if mask is None and self._env is not None:
+            legal = self._env.action_masks()
+            if legal.any():                 # (all zeros: no decision pending, nothing is legal)
+                mask = legal
         return super().sample(mask=mask)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_env"] = None
+        return state
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "MaskedDiscrete":
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            if name != "_env":
+                new.__dict__[name] = copy.deepcopy(value, memo)
+        env = self.__dict__.get("_env")
+        new._env = memo.get(id(env)) if env is not None else None     # the env's copy, when it is copied
+        return new
+
+
+class ActionMasks(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """``action_masks()`` of the env inside, on the outside: the outermost layer of
+    ``gymnasium.make("handfoot/SingleSeat-v0")`` (Gymnasium 1.x wrappers forward no attributes, and
+    sb3-contrib's ``MaskablePPO`` and many scripts call ``env.action_masks()``)."""
+
+    def __init__(self, env: gym.Env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.get_wrapper_attr("action_masks")()
 
 
 class SingleSeatEnv(gym.Env):
@@ -113,12 +191,21 @@ class SingleSeatEnv(gym.Env):
                  opponents: Union[AgentLike, Sequence[AgentLike]] = "strategic", rules: RulesLike = "pagat",
                  reward: str = "round_score_diff", reward_scale: float = 0.001, episode: str = "game",
                  max_actions: Optional[int] = None, render_mode: Optional[str] = None,
-                 agent_factory: Optional[Callable[[str, int], Any]] = None, **rule_overrides: Any):
+                 agent_factory: Optional[Callable[[str, int], Any]] = None, core: Optional[str] = None,
+                 illegal_action: str = "terminate", **rule_overrides: Any):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
         self.render_mode = render_mode
-        self.game = Game(rules, **rule_overrides)
+        self.illegal_action = illegal_action
+        self.core = resolve_core(core)
+        self._compiled = self.core == "compiled"
+        if self._compiled:
+            self.game = load_compiled().CompiledGame(rules, **rule_overrides)
+        else:
+            self.game = Game(rules, **rule_overrides)
         self.rules = self.game.rules
         n = self.rules.players
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
@@ -129,9 +216,11 @@ class SingleSeatEnv(gym.Env):
         self.players = self._build_players(partner, opponents)
         low, high = observation_bounds(self.rules)
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
-        self.action_space = MaskedDiscrete(NUM_ACTIONS, self.action_masks)
+        self.action_space = MaskedDiscrete(NUM_ACTIONS, self)
+        self._obs_n = observation_size(n, self.rules.teams)
         self._rng = np.random.default_rng()
-        self._legal: Optional[List[int]] = None
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)     # the learner's legal actions now (exact)
+        self._pending = 0.0
         self._done = True
 
     # ---------------------------------------------------------- the other seats
@@ -179,20 +268,30 @@ class SingleSeatEnv(gym.Env):
 
     # ---------------------------------------------------------- helpers
     def action_masks(self) -> np.ndarray:
-        """The learner seat's legal-action mask now (sb3-contrib's ``MaskablePPO`` asks for it)."""
-        if self._legal is None:
-            return np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return mask_of(self._legal)
+        """The learner seat's legal-action mask now (sb3-contrib's ``MaskablePPO`` asks for it): ``int8``,
+        1 exactly where the rules allow the action; all zeros when no decision is pending (before the
+        first ``reset``, and once the episode is over: a terminal observation has no legal action)."""
+        return self._mask.copy()
+
+    def _view(self) -> Game:
+        """The reference ``Game`` in the current state (the game itself on the reference core)."""
+        return self.game.reference() if self._compiled else self.game
 
     def _observe(self) -> Tuple[np.ndarray, Dict[str, Any]]:
-        g = self.game
-        if not self._done and g.current == self.seat and g.phase != GAME_OVER:
-            self._legal = g.legal_actions()
-            obs = encode_observation(g, self.seat, self._legal)
+        g, seat = self.game, self.seat
+        if self._compiled:
+            obs = np.empty(self._obs_n, dtype=np.float32)
+            mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+            g.observe(seat, obs, mask)
+            if self._done:
+                mask[:] = 0
+        elif not self._done:                # (the learner is to act whenever the episode goes on)
+            legal = g.legal_actions()
+            obs, mask = encode_observation(g, seat, legal), mask_of(legal)
         else:
-            self._legal = None
-            obs = encode_observation(g, self.seat)
-        return obs, {"action_mask": self.action_masks(), "seat": self.seat}
+            obs, mask = encode_observation(g, seat), np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._mask = mask
+        return obs, {"action_mask": mask.copy(), "seat": seat}
 
     def _advance(self) -> float:
         """Let the other seats play until the learner must act or the episode ends; the learner's reward."""
@@ -212,23 +311,31 @@ class SingleSeatEnv(gym.Env):
 
     # ---------------------------------------------------------- gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None):
-        """A new game; ``options`` may hold ``game_seed`` (the deal's seed) and the AEC env's ``shoe``,
-        ``round`` and ``scores``."""
+        """A new game, played by the other seats up to the learner's first decision; ``options`` may hold
+        ``game_seed`` (the deal's seed) and the AEC env's ``shoe``, ``round`` and ``scores``.  A
+        ``max_actions`` that the other seats reach before that decision is a ``ValueError``."""
+        if seed is not None:
+            seed = check_seed(seed)
         super().reset(seed=seed)
         if seed is not None:
-            check_seed(seed)
             self._rng = np.random.default_rng(seed)
             self.action_space.seed(int(self._rng.integers(MAX_SEED)))
         options = dict(options or {})
         game_seed = options.get("game_seed")
         game_seed = int(self._rng.integers(MAX_SEED)) if game_seed is None else check_seed(game_seed, "game_seed")
-        self.game.reset(seed=game_seed, shoe=options.get("shoe"), round=options.get("round", 1),
-                        scores=options.get("scores"))
+        self._done = True                   # until the learner has a decision
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        g = self.game
+        g.reset(seed=game_seed, shoe=options.get("shoe"), round=options.get("round", 1), scores=options.get("scores"))
         for p, agent in enumerate(self.players):
             if agent is not None:
                 agent.reset(p, self.rules, int(self._rng.integers(2 ** 31)))
-        self._seen, self._done = (0, False), False
+        self._seen = (0, False)
         self._pending = self._advance()     # the other seats' actions before the learner's first decision
+        if self.episode_rules.done(g) or g.current != self.seat:
+            raise ValueError(f"max_actions={self.episode_rules.max_actions} is reached before seat {self.seat} "
+                             f"first acts (deal {game_seed}): give the episode a larger action cap")
+        self._done = False
         obs, info = self._observe()
         info["game_seed"] = game_seed
         if self.render_mode == "human":
@@ -237,13 +344,18 @@ class SingleSeatEnv(gym.Env):
 
     def step(self, action):
         if self._done:
-            raise RuntimeError("SingleSeatEnv: the episode is over; call reset()")
+            raise RuntimeError("SingleSeatEnv: no episode in play (it is over, or none was started); call reset()")
+        a = action_id(action)               # not an action id at all: IllegalActionError
         g = self.game
-        a = int(action)
-        if self._legal is not None and a in self._legal:
+        if self._mask[a]:
             g.apply_legal(a)
         else:
-            g.step(a)                       # raises IllegalActionError naming the reason
+            try:
+                g.step(a)                   # not legal now (the mask is exact): the engine names the reason
+            except IllegalActionError as e:
+                if self.illegal_action == "raise":
+                    raise
+                return self._illegal_end(e)
         reward = self._pending + self._advance()
         self._pending = 0.0
         er = self.episode_rules
@@ -257,17 +369,34 @@ class SingleSeatEnv(gym.Env):
             self.render()
         return obs, float(reward), bool(terminated), bool(truncated), info
 
+    def _illegal_end(self, error: IllegalActionError):
+        """``step``'s return for an illegal action under ``illegal_action="terminate"``: the episode ends."""
+        reward = self._pending + ILLEGAL_REWARD
+        self._pending = 0.0
+        self._done = True
+        obs, info = self._observe()
+        info.update(self._end_info(False))
+        info["illegal_action"] = str(error)
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(reward), True, False, info
+
     def render(self):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
         if self.render_mode == "rgb_array":
-            return render_game(self.game)
-        text = render_text(self.game, viewer=self.seat)
+            return render_game(self._view())
+        text = render_text(self._view(), viewer=self.seat)
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.action_space._env = self       # (the space's pickled state leaves its env out)
 
-__all__ = ["SingleSeatEnv", "MaskedDiscrete", "observation_bounds", "AGENT_FACTORY", "load_factory"]
+
+__all__ = ["SingleSeatEnv", "MaskedDiscrete", "ActionMasks", "observation_bounds", "action_id", "AGENT_FACTORY",
+           "ILLEGAL_ACTIONS", "ILLEGAL_REWARD", "load_factory"]
