@@ -456,3 +456,23 @@ def test_a_baseline_that_is_no_variant_is_one_config_error():
         validate_train(dict(t, baseline=["a"]))
     validate_train(dict(t, baseline="a"))
 
+
+
+def test_ray_rows_measured_once_started_are_held_to_that_rate():
+    """Where the bench measured a Ray row and its twin once started (train.steady_updates), the target
+    compares those rates (Ray's uneven start-up left out), and says so."""
+    from experiments.bench import training
+    rows = [{"label": "x-processes", "decisions_per_s": 8000.0, "steady_per_s": 9000.0},
+            {"label": "x-ray", "decisions_per_s": 500.0, "steady_per_s": 8820.0}]
+    (x,) = training.train_targets(rows)
+    assert x["value"] == "0.98x" and x["met"] is True and "once started" in x["target"]
+
+
+def test_steady_updates_must_be_a_count():
+    from experiments.bench.config import BenchConfigError, validate_train
+    t = {"config": "configs/train/quickstart.yaml", "backends": [], "variants": {}, "short": 1, "long": 2,
+         "repeats": 1, "set": [], "baseline": None}
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(BenchConfigError, match="train.steady_updates must be 0"):
+            validate_train(dict(t, steady_updates=bad))
+    validate_train(dict(t, steady_updates=20))

@@ -143,7 +143,8 @@ DEFAULTS: Dict[str, Any] = {
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
     "search": {"spec": "search", "opponent": "champion", "core": "compiled"},   # the search row's games
     "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched", "dmc"],
-              "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": [], "baseline": None},
+              "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": [], "baseline": None,
+              "steady_updates": 0},
     "memory": {"instances": 100},
     "clone": {"states": 200, "repeats": 50},
     "out": "runs/bench",
@@ -176,6 +177,9 @@ def validate_train(t: Dict[str, Any]) -> None:
         v = t[name]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise BenchConfigError(f"train.{name} must be a positive integer, got {v!r}")
+    v = t.get("steady_updates", 0)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise BenchConfigError(f"train.steady_updates must be 0 (off) or a positive integer, got {v!r}")
     if t["long"] <= t["short"]:
         raise BenchConfigError(f"train.long ({t['long']}) must be larger than train.short ({t['short']})")
     for b in t["backends"]:
