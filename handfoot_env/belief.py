@@ -102,145 +102,176 @@ def public_round(view: SeatView) -> PublicRound:
     size, the openings and the provisional melds; raises :class:`InconsistentView` when the replay
     does not end at the view's pile, stock and hand sizes (a view that no game produces).
     """
-    r = view.rules
-    n = view.num_players
-    team_of = view.team_of
     if view.up_card < 0:
         raise InconsistentView("the view has no up card (up_card is -1): the round's piles cannot be rebuilt")
-    take = None if r.pile_take == "all" else int(r.pile_take)
-    pile: List[int] = [view.up_card]
-    stock = r.total_cards - n * (r.hand_size + r.foot_size) - 1
-    hs = [r.hand_size] * n
-    foot_up = [False] * n
-    known = [[0] * NUM_KINDS for _ in range(n)]
-    may_red = [True] * n
-    opened = [False] * view.num_teams
-    prov = [0] * NUM_KINDS
-    prov_value = 0
-    forced_value = 0
-    pending = [0] * NUM_KINDS
-    went_out: Optional[int] = None
-    played = [False] * n
-    played_before = tuple(played)
-    foot_at_last = False
+    replay = _PublicReplay(view)
+    for p, a in view.round_history:
+        replay.action(p, a)
+    return replay.result()
 
-    def use(p: int, k: int, c: int) -> None:
-        known[p][k] = max(0, known[p][k] - c)
 
-    def emptied(p: int) -> bool:
+class _PublicReplay:
+    """The state :func:`public_round` follows through a round's record, one action at a time."""
+
+    def __init__(self, view: SeatView):
+        r = self.rules = view.rules
+        n = self.n = view.num_players
+        self.view = view
+        self.team_of = view.team_of
+        self.take = None if r.pile_take == "all" else int(r.pile_take)
+        self.pile: List[int] = [view.up_card]
+        self.stock = r.total_cards - n * (r.hand_size + r.foot_size) - 1
+        self.hs = [r.hand_size] * n
+        self.foot_up = [False] * n
+        self.known = [[0] * NUM_KINDS for _ in range(n)]
+        self.may_red = [True] * n
+        self.opened = [False] * view.num_teams
+        self.prov = [0] * NUM_KINDS
+        self.prov_value = 0
+        self.forced_value = 0
+        self.pending = [0] * NUM_KINDS
+        self.went_out: Optional[int] = None
+        self.played = [False] * n
+        self.played_before = tuple(self.played)
+        self.foot_at_last = False
+
+    # ------------------------------------------------------------------ helpers
+    def use(self, p: int, k: int, c: int) -> None:
+        """``p`` played ``c`` cards of kind ``k``: known cards first."""
+        self.known[p][k] = max(0, self.known[p][k] - c)
+
+    def emptied(self, p: int) -> bool:
         """The hand is empty: pick up the foot (True) or go out."""
-        nonlocal went_out
-        if hs[p]:
+        if self.hs[p]:
             return False
-        if not foot_up[p]:
-            foot_up[p] = True
-            hs[p] = r.foot_size
+        if not self.foot_up[p]:
+            self.foot_up[p] = True
+            self.hs[p] = self.rules.foot_size
             return True
-        went_out = p
+        self.went_out = p
         return False
 
-    def open_team(p: int) -> None:
-        nonlocal prov, prov_value, forced_value, pending
-        opened[team_of[p]] = True
-        hs[p] += sum(pending)
+    def open_team(self, p: int) -> None:
+        """``p``'s team opens: the pending pile cards go to ``p``'s hand, the provisional melds stand."""
+        self.opened[self.team_of[p]] = True
+        self.hs[p] += sum(self.pending)
         for k in range(NUM_KINDS):
-            known[p][k] += pending[k]
-        pending = [0] * NUM_KINDS
-        prov = [0] * NUM_KINDS
-        prov_value = forced_value = 0
+            self.known[p][k] += self.pending[k]
+        self.pending = [0] * NUM_KINDS
+        self.prov = [0] * NUM_KINDS
+        self.prov_value = self.forced_value = 0
 
-    for p, a in view.round_history:
-        if not 0 <= p < n:
-            raise InconsistentView(f"round_history names player {p}, outside 0 to {n - 1}")
-        refreshed = False
-        played_before = tuple(played)
-        if foot_up[p] and (a >= DISCARD_BASE or a == PICKUP):
-            played[p] = True
+    # ------------------------------------------------------------------ actions
+    def action(self, p: int, a: int) -> None:
+        if not 0 <= p < self.n:
+            raise InconsistentView(f"round_history names player {p}, outside 0 to {self.n - 1}")
+        self.played_before = tuple(self.played)
+        if self.foot_up[p] and (a >= DISCARD_BASE or a == PICKUP):
+            self.played[p] = True
         if a >= MELD_BASE:
-            s, nn, t, j = MELD_SPECS[a - MELD_BASE]
-            if s < NUM_RANKS:
-                use(p, s, nn)
-            use(p, TWO, t)
-            use(p, JOKER, j)
-            hs[p] -= nn + t + j
-            played[p] = played[p] or foot_up[p]
-            if not opened[team_of[p]]:
-                if s < NUM_RANKS:
-                    prov[s] += nn
-                prov[TWO] += t
-                prov[JOKER] += j
-                prov_value += meld_points(s, nn, t, j)
-                if prov_value >= view.minimum:
-                    open_team(p)
-            refreshed = emptied(p)
+            refreshed = self.meld(p, a)
         elif a >= DISCARD_BASE:
-            k = DISCARD_KINDS[a - DISCARD_BASE]
-            use(p, k, 1)
-            hs[p] -= 1
-            pile.append(k)
-            refreshed = emptied(p)
-            foot_at_last = refreshed
-            prov, prov_value, forced_value = [0] * NUM_KINDS, 0, 0
+            refreshed = self.discard(p, a)
         elif a == DRAW:
-            hs[p] += 2
-            stock -= 2
+            self.hs[p] += 2
+            self.stock -= 2
             refreshed = True
         elif a == LAY_RED_THREE:
-            hs[p] -= 1
-            if stock:
-                hs[p] += 1
-                stock -= 1
-            emptied(p)
+            self.hs[p] -= 1
+            if self.stock:
+                self.hs[p] += 1
+                self.stock -= 1
+            self.emptied(p)
             refreshed = True
         elif a == PICKUP:
-            if not pile:
-                raise InconsistentView("round_history takes an empty pile")
-            top = pile[-1]
-            if take and len(pile) > take:
-                taken, pile = pile[-take:], pile[:-take]
-            else:
-                taken, pile = pile, []
-            use(p, top, 2)
-            hs[p] -= 2
-            if opened[team_of[p]]:
-                hs[p] += len(taken) - 1
-                for k in taken[:-1]:
-                    known[p][k] += 1
-            else:
-                for k in taken[:-1]:
-                    pending[k] += 1
-                forced_value = 3 * VALUES[top]
-                prov_value += forced_value
-                if prov_value >= view.minimum:
-                    open_team(p)
-            refreshed = emptied(p)
+            refreshed = self.pickup(p)
         elif a == CANCEL_MELDS:
-            hs[p] += sum(prov)
+            self.hs[p] += sum(self.prov)
             for k in range(NUM_KINDS):
-                known[p][k] += prov[k]
-            prov = [0] * NUM_KINDS
-            prov_value = forced_value
+                self.known[p][k] += self.prov[k]
+            self.prov = [0] * NUM_KINDS
+            self.prov_value = self.forced_value
+            refreshed = False
         elif a in (ASK_GO_OUT, ANSWER_YES, ANSWER_NO):
-            pass
+            refreshed = False
         else:
             raise InconsistentView(f"round_history holds action id {a}, which is no action")
         if a not in (ANSWER_YES, ANSWER_NO):
             # an action of the turn player: legal only without a red three in hand (but laying one)
-            may_red[p] = refreshed or a == DRAW or a == LAY_RED_THREE
-    if tuple(pile) != tuple(view.discard):
-        raise InconsistentView("the round's record, replayed from the up card, does not give the view's pile")
-    if stock != view.stock_size:
-        raise InconsistentView(f"the round's record leaves {stock} cards in the stock, the view shows "
-                               f"{view.stock_size}")
-    if tuple(foot_up) != tuple(view.foot_picked_up):
-        raise InconsistentView("the round's record and the view disagree on which feet were picked up")
-    if tuple(hs) != tuple(view.hand_sizes):
-        raise InconsistentView(f"the round's record gives hand sizes {hs}, the view {list(view.hand_sizes)}")
-    if tuple(opened) != tuple(view.opened):
-        raise InconsistentView("the round's record and the view disagree on which teams have opened")
-    return PublicRound(known=tuple(tuple(k) for k in known), pending=tuple(pending), prov=tuple(prov),
-                       may_hold_red_three=tuple(may_red), hand_sizes=tuple(hs), went_out=went_out,
-                       played_foot_before_last=played_before, last_picked_up_foot=foot_at_last)
+            self.may_red[p] = refreshed or a == DRAW or a == LAY_RED_THREE
+
+    def meld(self, p: int, a: int) -> bool:
+        s, nn, t, j = MELD_SPECS[a - MELD_BASE]
+        if s < NUM_RANKS:
+            self.use(p, s, nn)
+        self.use(p, TWO, t)
+        self.use(p, JOKER, j)
+        self.hs[p] -= nn + t + j
+        self.played[p] = self.played[p] or self.foot_up[p]
+        if not self.opened[self.team_of[p]]:
+            if s < NUM_RANKS:
+                self.prov[s] += nn
+            self.prov[TWO] += t
+            self.prov[JOKER] += j
+            self.prov_value += meld_points(s, nn, t, j)
+            if self.prov_value >= self.view.minimum:
+                self.open_team(p)
+        return self.emptied(p)
+
+    def discard(self, p: int, a: int) -> bool:
+        k = DISCARD_KINDS[a - DISCARD_BASE]
+        self.use(p, k, 1)
+        self.hs[p] -= 1
+        self.pile.append(k)
+        refreshed = self.emptied(p)
+        self.foot_at_last = refreshed
+        self.prov, self.prov_value, self.forced_value = [0] * NUM_KINDS, 0, 0
+        return refreshed
+
+    def pickup(self, p: int) -> bool:
+        if not self.pile:
+            raise InconsistentView("round_history takes an empty pile")
+        pile, take = self.pile, self.take
+        top = pile[-1]
+        if take and len(pile) > take:
+            taken, self.pile = pile[-take:], pile[:-take]
+        else:
+            taken, self.pile = pile, []
+        self.use(p, top, 2)
+        self.hs[p] -= 2
+        if self.opened[self.team_of[p]]:
+            self.hs[p] += len(taken) - 1
+            for k in taken[:-1]:
+                self.known[p][k] += 1
+        else:
+            for k in taken[:-1]:
+                self.pending[k] += 1
+            self.forced_value = 3 * VALUES[top]
+            self.prov_value += self.forced_value
+            if self.prov_value >= self.view.minimum:
+                self.open_team(p)
+        return self.emptied(p)
+
+    # ------------------------------------------------------------------ the end
+    def result(self) -> PublicRound:
+        """The replay's :class:`PublicRound`, once it is checked against the view."""
+        view = self.view
+        if tuple(self.pile) != tuple(view.discard):
+            raise InconsistentView("the round's record, replayed from the up card, does not give the view's pile")
+        if self.stock != view.stock_size:
+            raise InconsistentView(f"the round's record leaves {self.stock} cards in the stock, the view shows "
+                                   f"{view.stock_size}")
+        if tuple(self.foot_up) != tuple(view.foot_picked_up):
+            raise InconsistentView("the round's record and the view disagree on which feet were picked up")
+        if tuple(self.hs) != tuple(view.hand_sizes):
+            raise InconsistentView(f"the round's record gives hand sizes {self.hs}, the view "
+                                   f"{list(view.hand_sizes)}")
+        if tuple(self.opened) != tuple(view.opened):
+            raise InconsistentView("the round's record and the view disagree on which teams have opened")
+        return PublicRound(known=tuple(tuple(k) for k in self.known), pending=tuple(self.pending),
+                           prov=tuple(self.prov), may_hold_red_three=tuple(self.may_red), hand_sizes=tuple(self.hs),
+                           went_out=self.went_out, played_foot_before_last=self.played_before,
+                           last_picked_up_foot=self.foot_at_last)
 
 
 def known_cards(view: SeatView) -> Tuple[Counts, ...]:
