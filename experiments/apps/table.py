@@ -151,9 +151,19 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
     name per seat (``you``, ``greedy``, ...).  ``round_over``: the board is a
     finished round's (no one is to act).
     """
-    r = game.rules
     labels = list(labels) if labels is not None else [""] * game.n
     over = game.phase == GAME_OVER or round_over
+    parts: list = [_table_head(game, viewer), Text(""), _seats_table(game, viewer, labels, over)]
+    if viewer is None:
+        parts += _all_hands(game)
+    parts += [Text("")] + _teams_parts(game, viewer)
+    parts += _turn_lines(game, viewer, over, round_over)
+    return Panel(Group(*parts), title=title, title_align="left", expand=False)
+
+
+def _table_head(game: Game, viewer: Optional[int]) -> Text:
+    """Round, minimum, dealer, stock, pile and the books going out needs."""
+    r = game.rules
     head = Text()
     rnd = f"Round {game.round}/{r.rounds}" + (" (extra round)" if game.round > r.rounds else "")
     head.append(rnd, style="bold")
@@ -163,7 +173,16 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
     head.append(CODES[top] if top is not None else "-", style="bold")
     if game.pile_blocked() and game.discard:
         head.append("  [blocked by a black three]", style="red")
+    nc, nd, nw = r.going_out_books(game.round)
+    need = f"{nc}/{nd}" + (f"/{nw}" if r.wild_melds else "")
+    head.append(f"\nGoing out needs {need} books (clean/dirty" + ("/wild" if r.wild_melds else "") + ")"
+                + (f" in round {game.round}" if len({r.going_out_books(i) for i in range(1, r.rounds + 1)}) > 1
+                   else ""))
+    return head
 
+
+def _seats_table(game: Game, viewer: Optional[int], labels: List[str], over: bool) -> Table:
+    """One row per seat: who acts, name, team, cards held, foot."""
     seats = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     seats.add_column("")
     seats.add_column("seat")
@@ -178,18 +197,26 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
         row = [mark, f"player_{p}", labels[p] if p < len(labels) else "", str(game.team_of[p]),
                str(sum(game.hands[p])), _foot_status(game, p)]
         _add_row(seats, *row, style=style)
-    hands: List[Text] = []
-    if viewer is None:
-        for p in range(game.n):
-            h = Text(f"player_{p} {'foot' if game.feet[p] is None else 'hand'}: ", style="bold")
-            h.append(cards_text(game.hands[p]))
-            if game.feet[p] is not None:
-                h.append("   unseen foot: ", style="bold")
-                h.append(cards_text(game.feet[p]), style="dim")
-            hands.append(h)
+    return seats
 
-    nc, nd, nw = r.going_out_books(game.round)
-    need = f"{nc}/{nd}" + (f"/{nw}" if r.wild_melds else "")
+
+def _all_hands(game: Game) -> List[Text]:
+    """Every hand and unseen foot (the full view)."""
+    hands: List[Text] = []
+    for p in range(game.n):
+        h = Text(f"player_{p} {'foot' if game.feet[p] is None else 'hand'}: ", style="bold")
+        h.append(cards_text(game.hands[p]))
+        if game.feet[p] is not None:
+            h.append("   unseen foot: ", style="bold")
+            h.append(cards_text(game.feet[p]), style="dim")
+        hands.append(h)
+    return hands
+
+
+def _teams_parts(game: Game, viewer: Optional[int]) -> list:
+    """The teams' table (opened, red threes, books, points on the table, score), then each team's books
+    and melds."""
+    r = game.rules
     tt = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     tt.add_column("team")
     tt.add_column("status")
@@ -202,11 +229,8 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
         books = f"{bc[0]}/{bc[1]}" + (f"/{bc[2]}" if r.wild_melds else "")
         mine = viewer is not None and game.team_of[viewer] == t
         _add_row(tt, f"{t}{' (yours)' if mine else ''}", "open" if game.opened[t] else "not opened",
-                   str(game.red3[t]), books, str(table_points(game, t)), str(game.scores[t]),
-                   style="bold" if mine else "")
-    head.append(f"\nGoing out needs {need} books (clean/dirty" + ("/wild" if r.wild_melds else "") + ")"
-                + (f" in round {game.round}" if len({r.going_out_books(i) for i in range(1, r.rounds + 1)}) > 1
-                   else ""))
+                 str(game.red3[t]), books, str(table_points(game, t)), str(game.scores[t]),
+                 style="bold" if mine else "")
     teams: list = [tt]
     for t in range(game.num_teams):
         line = Text(f"Team {t} books: ", style="bold")
@@ -232,8 +256,13 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
         else:
             body.append("none", style="dim")
         teams.append(body)
+    return teams
 
-    parts: list = [head, Text(""), seats] + hands + [Text("")] + teams
+
+def _turn_lines(game: Game, viewer: Optional[int], over: bool, round_over: bool) -> list:
+    """The turn's state: provisional melds, an unfinished pickup meld, the viewer's cards, and who is
+    to act (or the game's end)."""
+    parts: list = []
     tp = game.turn_player
     if not over and not game.opened[game.team_of[tp]] and (game.prov_value or game.forced is not None):
         whose = "Your provisional melds" if tp == viewer else f"Provisional melds of player_{tp}"
@@ -265,7 +294,7 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
         if game.permission is not None and game.phase != ANSWER_PHASE:
             msg += f"; going out this turn: {'allowed' if game.permission else 'refused'}"
         parts.append(Text(msg, style="bold cyan"))
-    return Panel(Group(*parts), title=title, title_align="left", expand=False)
+    return parts
 
 
 def score_sheet(game: Game, viewer: Optional[int] = None, detail: bool = True):
