@@ -46,7 +46,8 @@ overrides: {{games: 3}}
 # ------------------------------------------------------------------------------ config errors
 @pytest.mark.parametrize("body, message", [
     ("kind: evaluate\nbase: {b}\nseeds: 2\nfoo: 1\n", "unknown key 'foo'"),
-    ("kind: evaluate\nbase: {b}\nseeds: 2\ngrid: {{gamez: [1, 2]}}\n", "'gamez' is not a field of the evaluate config; did you mean 'games'?"),
+    ("kind: evaluate\nbase: {b}\nseeds: 2\ngrid: {{gamez: [1, 2]}}\n",
+     "'gamez' is not a field of the evaluate config; did you mean 'games'?"),
     ("kind: experiment\nbase: {q}\nseeds: 2\ngrid: {{train.ppo.learning_rat: [0.1]}}\n",
      "'train.ppo.learning_rat' is not a field of the experiment config; did you mean 'train.ppo.learning_rate'?"),
     ("kind: experiment\nbase: {q}\nseeds: 2\ngrid: {{train.total_timesteps.x: [1]}}\n", "is not a section"),
