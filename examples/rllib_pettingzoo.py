@@ -13,18 +13,20 @@ taking RLlib to ``handfoot_v0.env()`` must know:
   each seat's return is exactly its AEC return (tests/test_examples.py checks it on a whole game).
 * **The observation key**: RLlib's masking module (``ActionMaskingTorchRLModule``, shipped in
   ``ray.rllib.examples``) reads ``obs["observations"]`` and ``obs["action_mask"]``; the env, as every
-  PettingZoo classic env, gives ``obs["observation"]`` and ``obs["action_mask"]``. :class:`RLlibKeys`, a
-  PettingZoo wrapper of a few lines, renames the one key (observation space included); nothing else
-  changes. The module adds ``log(mask)`` (clamped to the smallest float) to the logits in every forward
-  pass, exploration and training alike, so every sampled action is legal and PPO's ratio and entropy
-  see only the legal actions. Importing it logs one deprecation warning (it subclasses
-  ``PPOTorchRLModule``, the old name of ``DefaultPPOTorchRLModule``); it works as it is.
+  PettingZoo classic env, gives ``obs["observation"]`` and ``obs["action_mask"]``.
+  :class:`RLlibObservation`, a PettingZoo wrapper of a few lines, renames that one key (observation
+  space included) and multiplies the observation by the fixed per-index scale every learner of the
+  project uses (``handfoot_env.observation.observation_scale``: every entry to about [-1, 1]); the
+  mask, rewards and turn order are the env's own. The module adds ``log(mask)`` (clamped to the
+  smallest float) to the logits in every forward pass, exploration and training alike, so every
+  sampled action is legal and PPO's ratio and entropy see only the legal actions. Importing it logs
+  one deprecation warning (it subclasses ``PPOTorchRLModule``, the old name of
+  ``DefaultPPOTorchRLModule``); it works as it is.
 * **Who plays**: one policy, ``shared``, plays all four seats (self-play with parameter sharing): both
   teams' experience trains it. For one policy per team, map ``player_0``/``player_2`` and
   ``player_1``/``player_3`` to two module ids in ``policy_mapping_fn``.
 * **Rewards** are the env's defaults (each round: the team's round score minus the opponents',
-  / 1000); partners get the same rewards. The observation is not scaled (the project's backend
-  multiplies it by ``handfoot_env.observation.observation_scale``; add that for real training).
+  / 1000); partners get the same rewards.
 * **Legality is checked, not assumed**: a callback (:class:`CountIllegal`) looks at every action in
   every sampled episode and the mask its player saw when taking it, and reports the count as the
   metric ``illegal_actions`` (with ``actions_checked``). The env itself would end the game with -1 for
@@ -54,14 +56,20 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 from ray.tune.registry import register_env
 
 from handfoot_env import handfoot_v0
+from handfoot_env.observation import observation_scale
 
 ENV_NAME = "handfoot_aec"
 POLICY = "shared"
 OBS_KEY = "observations"        # where RLlib's masking module reads the observation (PettingZoo: "observation")
 
 
-class RLlibKeys(BaseWrapper):
-    """The AEC env with its observation under ``OBS_KEY`` instead of ``"observation"``; the rest unchanged."""
+class RLlibObservation(BaseWrapper):
+    """The AEC env with its observation scaled and under ``OBS_KEY`` instead of ``"observation"``."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        rules = env.unwrapped.rules
+        self.scale = observation_scale(rules.players, rules.teams)
 
     def observation_space(self, agent: str) -> spaces.Dict:
         space = self.env.observation_space(agent)
@@ -69,12 +77,12 @@ class RLlibKeys(BaseWrapper):
 
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
         obs = self.env.observe(agent)
-        return {OBS_KEY: obs["observation"], "action_mask": obs["action_mask"]}
+        return {OBS_KEY: obs["observation"] * self.scale, "action_mask": obs["action_mask"]}
 
 
 def make_env(env_config: Dict[str, Any] | None = None) -> PettingZooEnv:
     """The RLlib multi-agent env: ``env_config`` holds ``handfoot_v0.env`` keyword arguments (rules, ...)."""
-    return PettingZooEnv(RLlibKeys(handfoot_v0.env(**dict(env_config or {}))))
+    return PettingZooEnv(RLlibObservation(handfoot_v0.env(**dict(env_config or {}))))
 
 
 class CountIllegal(RLlibCallback):

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import torch
 
+from handfoot_env.observation import observation_scale
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -58,6 +60,9 @@ def test_rllib_pettingzoo_env_gives_each_seat_its_aec_return_and_one_observation
     assert set(space.spaces) == {ex.OBS_KEY, "action_mask"} and space[ex.OBS_KEY].shape == (170,)
     rng = np.random.default_rng(3)
     obs, _ = env.reset(seed=5)
+    raw = env.env.unwrapped
+    (first, o), = obs.items()
+    assert np.array_equal(o[ex.OBS_KEY], raw.observe(first)["observation"] * observation_scale(4, 2))
     totals = dict.fromkeys(env.possible_agents, 0.0)
     steps = 0
     while True:
@@ -72,7 +77,6 @@ def test_rllib_pettingzoo_env_gives_each_seat_its_aec_return_and_one_observation
             break
     assert term["__all__"] and not trunc["__all__"] and steps > 100
     assert set(obs) == set(env.possible_agents), "at game end every seat gets its last observation"
-    raw = env.env.unwrapped
     scores = raw.state_dict()["scores"]
     assert raw.state_dict()["game_over"] and len(raw.state_dict()["round_scores"]) == raw.rules.rounds
     for a in env.possible_agents:     # the default reward: own team's score minus the other's, / 1000
