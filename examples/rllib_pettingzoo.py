@@ -35,8 +35,10 @@ taking RLlib to ``handfoot_v0.env()`` must know:
   installing it downgrades a newer gymnasium (1.4). The env works on both; the tests run on the one
   installed.
 
-``main`` trains a few PPO iterations on a private local Ray (sampling in the driver process, tiny
-batches) and returns a summary of what it sampled and what the learner reported.
+``main`` trains a few PPO iterations on a private local Ray (one CPU; sampling and learning in the
+driver process, tiny batches), shuts that Ray down and returns a summary of what it sampled and what
+the learner reported. For more throughput raise ``num_env_runners`` (each runner is a Ray actor
+holding its own env) and the batch sizes in :func:`make_config`.
 """
 from __future__ import annotations
 
@@ -123,9 +125,18 @@ def make_config(seed: int = 0, batch: int = 256, minibatch: int = 64, hidden: in
 
 
 def main(iterations: int = 2, seed: int = 0, batch: int = 256) -> dict:
+    """Train ``iterations`` PPO iterations of ``batch`` env steps each; a summary of the run.
+
+    ``env_steps``: decisions sampled (one per env step); ``episodes_finished``: whole games (a game takes
+    hundreds of decisions, so tiny runs finish none); ``actions_checked``/``illegal``: :class:`CountIllegal`'s
+    totals; ``module_steps_trained`` and the losses: the shared module's learner results of the last
+    iteration; ``weights_changed``: whether the sampling module's weights differ from the initial ones.
+    """
     register_env(ENV_NAME, make_env)
-    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
+    started = not ray.is_initialized()        # a Ray the caller started is used and left running
+    if started:
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
     try:
         algo = make_config(seed, batch=batch).build_algo()
         before = {k: v.copy() for k, v in algo.get_module(POLICY).get_state().items()}
@@ -133,18 +144,20 @@ def main(iterations: int = 2, seed: int = 0, batch: int = 256) -> dict:
         after = algo.get_module(POLICY).get_state()
         algo.stop()
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     runners, learner = results[-1]["env_runners"], results[-1]["learners"][POLICY]
     return {
         "iterations": len(results),
         "env_steps": int(runners["num_env_steps_sampled_lifetime"]),
-        "episodes_finished": int(runners.get("num_episodes_lifetime", 0)),     # a game is ~1,000 steps
+        "episodes_finished": int(runners.get("num_episodes_lifetime", 0)),
         "actions_checked": int(sum(r["env_runners"]["actions_checked"] for r in results)),
         "illegal": int(sum(r["env_runners"]["illegal_actions"] for r in results)),
         "module_steps_trained": int(learner["num_module_steps_trained_lifetime"]),
         **{k: float(learner[k]) for k in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss")},
         "weights_changed": any(not np.array_equal(before[k], after[k]) for k in before),
     }
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
