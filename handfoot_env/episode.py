@@ -108,7 +108,7 @@ class EpisodeRules:
     # ------------------------------------------------------------ episode end
     def done(self, game: Game) -> bool:
         """The episode has ended (game over, or the first round over in single-round episodes)."""
-        return game.phase == GAME_OVER or (self.episode == "round" and game.rounds_finished >= 1)
+        return game.phase == GAME_OVER or (self.episode == "round" and len(game.round_scores) >= 1)
 
     def truncated(self, game: Game) -> bool:
         """The episode is cut short by the action cap (only when it has not ended)."""
