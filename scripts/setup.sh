@@ -18,8 +18,13 @@ PIP=(.venv/bin/python -m pip install --progress-bar on --disable-pip-version-che
 "${PIP[@]}" -q --upgrade pip
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   TORCH_INDEX=${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}
+  if [ "$TORCH_INDEX" != pypi ] && ! .venv/bin/python -c "import sys, urllib.request
+urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=10)" "$TORCH_INDEX" 2>/dev/null; then
+    say "$TORCH_INDEX cannot be reached from here: torch from pip's configured indexes instead"
+    TORCH_INDEX=pypi
+  fi
   if [ "$TORCH_INDEX" = pypi ]; then
-    say "installing torch 2.13.0 from PyPI"
+    say "installing torch 2.13.0 from pip's configured indexes (PyPI unless pip is told otherwise)"
     "${PIP[@]}" "torch==2.13.0"
   else
     say "installing torch 2.13.0 from $TORCH_INDEX (the CPU wheel by default: about 750 MB on disk, the largest download)"
