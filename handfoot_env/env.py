@@ -90,7 +90,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .actions import ACTION_NAMES, NUM_ACTIONS, action_index
-from .compiled import load as load_compiled, resolve_core
+from .compiled import make_game, resolve_core
 from .config import MAX_SEED, RulesLike
 from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
@@ -121,10 +121,7 @@ class raw_env(AECEnv):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.core = resolve_core(core)
         self._compiled = self.core == "compiled"
-        if self._compiled:
-            self.game = load_compiled().CompiledGame(rules, **rule_overrides)
-        else:
-            self.game = Game(rules, **rule_overrides)
+        self.game = make_game(self.core, rules, **rule_overrides)
         self.rules = self.game.rules
         self.render_mode = render_mode
         self.episode_rules = er = EpisodeRules(self.rules, reward, reward_scale, episode, max_actions)

@@ -73,7 +73,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import NUM_ACTIONS
-from .compiled import load as load_compiled, resolve_core
+from .compiled import make_game, resolve_core
 from .config import MAX_SEED, RuleConfig, RulesLike, check_seed
 from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
@@ -202,10 +202,7 @@ class SingleSeatEnv(gym.Env):
         self.illegal_action = illegal_action
         self.core = resolve_core(core)
         self._compiled = self.core == "compiled"
-        if self._compiled:
-            self.game = load_compiled().CompiledGame(rules, **rule_overrides)
-        else:
-            self.game = Game(rules, **rule_overrides)
+        self.game = make_game(self.core, rules, **rule_overrides)
         self.rules = self.game.rules
         n = self.rules.players
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:

@@ -52,6 +52,15 @@ def resolve_core(core) -> str:
     return core
 
 
+def make_game(core, rules, **overrides):
+    """A game under ``rules`` on the core ``core`` resolves to (:func:`resolve_core`): a
+    :class:`~handfoot_env.compiled.game.CompiledGame` or a reference :class:`~handfoot_env.engine.Game`."""
+    if resolve_core(core) == "compiled":
+        return load().CompiledGame(rules, **overrides)
+    from ..engine import Game
+    return Game(rules, **overrides)
+
+
 def cache_dir() -> Path:
     """Where the compiled kernels are cached (see the module docstring)."""
     import numba
