@@ -240,9 +240,10 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
             raise ValueError(f"agent spec {spec!r}: {s} takes no arguments")
         return _shipped(s, seed)
     if s == SEARCH:
-        from .search import SearchAgent
+        from .search import PARAMS, SearchAgent, check_base
         try:
-            agent = SearchAgent(seed, **kwargs)
+            base = make_agent(check_base(kwargs.get("base", PARAMS["base"])), seed)
+            agent = SearchAgent(seed, base_agent=base, **kwargs)
         except TypeError as e:
             raise ValueError(f"agent spec {spec!r}: {e} (arguments: {', '.join(_search_params())})") from None
         except ValueError as e:

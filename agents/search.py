@@ -52,6 +52,13 @@ PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 16, "candidates": 3, "co
                           "horizon": 0, "max_seconds": 10.0, "weighted": False}
 
 
+def check_base(base: Any) -> str:
+    """``base`` if it can name a search's base policy (a spec, not itself a search), else a ValueError."""
+    if not isinstance(base, str) or base.strip().startswith("search"):
+        raise ValueError(f"search: base must be a trained policy spec (champion or 'policy:PATH'), got {base!r}")
+    return base
+
+
 def _int_arg(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ValueError(f"search: {name} must be an integer from {low} to {high}, got {value!r}")
@@ -126,10 +133,14 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int = 0, base: str = "champion", worlds: int = 16, candidates: int = 3,
                  confident: float = 0.5, z: float = 2.0, horizon: int = 0, max_seconds: float = 10.0,
-                 weighted: bool = False):
+                 weighted: bool = False, base_agent: Optional[Agent] = None):
+        """``base`` names the base policy's spec; ``base_agent`` is that agent, built by the caller
+        (``make_agent("search(...)")`` builds it from ``base`` with :func:`check_base` first)."""
         super().__init__(seed)
-        if not isinstance(base, str) or base.strip().startswith("search"):
-            raise ValueError(f"search: base must be a trained policy spec (champion or 'policy:PATH'), got {base!r}")
+        base = check_base(base)
+        if base_agent is None:
+            raise ValueError("search: the base agent is built by make_agent('search(base=...)'); "
+                             "SearchAgent itself is given it as base_agent")
         self.worlds = _int_arg("worlds", worlds, 1, 4096)
         self.candidates = _int_arg("candidates", candidates, 2, 64)
         self.confident = _float_arg("confident", confident, 0.0, 1.0)
@@ -139,8 +150,7 @@ class SearchAgent(Agent):
         if not isinstance(weighted, bool):
             raise ValueError(f"search: weighted must be true or false, got {weighted!r}")
         self.weighted = weighted
-        from .registry import make_agent
-        self.base = make_agent(base, seed)
+        self.base = base_agent
         self.policy = getattr(self.base, "policy", None)
         if self.policy is None or not hasattr(self.policy, "logits"):
             raise ValueError(f"search: base {base!r} is not a trained policy (champion or 'policy:PATH'): search "
