@@ -213,6 +213,27 @@ def test_one_interval_format_everywhere():
     assert not re.search(r"\[\{\w+\[0\]:\.1%\}", code)                  # a second spelling of the same format
 
 
+def test_every_table_prints_adp_the_same_way(tmp_path):
+    """ADP and its interval read `+1,530` and `[+1,048, +2,012]` in the experiment's terminal table
+    as in evaluate's lines (one formatter, experiments.evaluation.report.fmt_adp / fmt_ci_num)."""
+    import io
+
+    from experiments.apps.experiment import print_summary
+    from experiments.evaluation.report import eval_line, fmt_adp, fmt_ci_num
+
+    assert fmt_adp(1530.15) == "+1,530" and fmt_adp(-12.4) == "-12" and fmt_adp(None) == "-"
+    assert fmt_ci_num([1048.3, 2011.9], signed=True) == "[+1,048, +2,012]"
+    r = {"games": 400, "win_rate": 0.6125, "win_rate_ci": [0.5435, 0.6773], "adp": 1530.15,
+         "adp_ci": [1048.3, 2011.9]}
+    out = io.StringIO()
+    timings = {"train_s": 1.0, "eval_s": 1.0, "total_s": 2.0}
+    print_summary(tmp_path, {"best": {"per_opponent": {"strategic": r}}}, timings, file=out)
+    assert "+1,530" in out.getvalue() and "[+1,048, +2,012]" in out.getvalue()
+    assert "(ADP +1,530)" in eval_line({"deals": 200, "per_opponent": {"strategic": r}}, 100)
+    code = "".join(p.read_text() for p in (ROOT / "experiments").rglob("*.py"))
+    assert not re.search(r"""adp['"]\]:\+""", code)                     # an ADP formatted outside fmt_adp
+
+
 def test_time_budget_is_not_called_a_failure():
     from experiments.apps.experiment import budget_note
     assert budget_note(275, 600) == "time budget 600 s: within"

@@ -44,6 +44,7 @@ from experiments.config import (
     describe_config,
     read_yaml,
 )
+from experiments.evaluation.report import fmt_adp, fmt_ci_num, fmt_ci_pct, fmt_pct
 from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, ELO_ANCHOR
 from experiments.evaluation.summary import evaluate_spec
 from experiments.runs import write_json
@@ -152,18 +153,6 @@ def _merge(base: Dict[str, Any], over: Dict[str, Any]) -> Dict[str, Any]:
 
 
 # =========================================================================== report
-def _pct(x: Optional[float]) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
-def _ci_pct(ci) -> str:
-    return "n/a" if not ci else f"[{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]"
-
-
-def _ci_num(ci) -> str:
-    return "n/a" if not ci else f"[{ci[0]:+.0f}, {ci[1]:+.0f}]"
-
-
 def verdicts(evals: Dict[str, Dict[str, Any]]) -> List[str]:
     lines = []
     for model, s in evals.items():
@@ -177,7 +166,7 @@ def verdicts(evals: Dict[str, Dict[str, Any]]) -> List[str]:
                 v = "loses to"
             else:
                 v = "is not separated from"
-            lines.append(f"The {model} model {v} `{spec}`: win rate {_pct(r['win_rate'])}, 95% CI {_ci_pct(ci)}.")
+            lines.append(f"The {model} model {v} `{spec}`: win rate {fmt_pct(r['win_rate'])}, 95% CI {fmt_ci_pct(ci)}.")
     return lines
 
 
@@ -232,8 +221,8 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
           "|---|---|---:|---:|---|---:|---|"]
     for model, s in evals.items():
         for spec, r in s["per_opponent"].items():
-            L.append(f"| {model} | {spec} | {r['games']} | {_pct(r['win_rate'])} | {_ci_pct(r['win_rate_ci'])} | "
-                     f"{r['adp']:+.0f} | {_ci_num(r['adp_ci'])} |")
+            L.append(f"| {model} | {spec} | {r['games']} | {fmt_pct(r['win_rate'])} | {fmt_ci_pct(r['win_rate_ci'])} | "
+                     f"{fmt_adp(r['adp'])} | {fmt_ci_num(r['adp_ci'], signed=True)} |")
     L.append("")
     for model, s in evals.items():
         if s.get("ratings"):
@@ -269,8 +258,8 @@ def print_summary(run: Path, evals: Dict[str, Dict[str, Any]], timings: Dict[str
         t.add_column(col, justify="right" if col in ("games", "win rate", "ADP") else "left")
     for model, s in evals.items():
         for spec, r in s["per_opponent"].items():
-            t.add_row(model, spec, str(r["games"]), _pct(r["win_rate"]), _ci_pct(r["win_rate_ci"]), f"{r['adp']:+.0f}",
-                      _ci_num(r["adp_ci"]))
+            t.add_row(model, spec, str(r["games"]), fmt_pct(r["win_rate"]), fmt_ci_pct(r["win_rate_ci"]),
+                      fmt_adp(r["adp"]), fmt_ci_num(r["adp_ci"], signed=True))
     console.print(t)
     for model, s in evals.items():
         if s.get("elo") is not None:

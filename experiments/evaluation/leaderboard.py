@@ -40,7 +40,7 @@ import numpy as np
 from agents.registry import BUILTIN, make_agent
 from experiments.config import CommandParser, command, seed_arg
 from experiments.evaluation.harness import EvalConfig, run_evaluation
-from experiments.evaluation.report import _pyplot, fmt_ci_num, fmt_ci_pct, fmt_pct
+from experiments.evaluation.report import _pyplot, fmt_adp, fmt_ci_num, fmt_ci_pct, fmt_pct
 from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, bradley_terry_elo_batch
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import git_commit, results_folder
@@ -177,7 +177,7 @@ def render_markdown(board: Dict[str, Any], res: Dict[str, Any], info: Dict[str, 
     head = "| | " + " | ".join(_cell(n) for n in names) + " |"
     sep = "|---|" + "---:|" * len(names)
     for title, key, fmt in (("win", "win_rate_matrix", _pct),
-                            ("adp", "adp_matrix", lambda x: "-" if x is None else f"{x:+.0f}")):
+                            ("adp", "adp_matrix", fmt_adp)):
         if title == "adp":
             lines += ["", "## Average point difference per game (ADP), row minus column", ""]
         lines += [head, sep]
@@ -190,7 +190,7 @@ def render_markdown(board: Dict[str, Any], res: Dict[str, Any], info: Dict[str, 
     for p in res["pairs"]:
         a, b = p["agents"]
         lines.append(f"| {_cell(a)} | {_cell(b)} | {p['games']} | {_pct(p['win_rate'])} "
-                     f"| {fmt_ci_pct(p['win_rate_ci'])} | {p['adp']:+.0f} | {fmt_ci_num(p['adp_ci'], signed=True)} "
+                     f"| {fmt_ci_pct(p['win_rate_ci'])} | {fmt_adp(p['adp'])} | {fmt_ci_num(p['adp_ci'], signed=True)} "
                      f"| {_pct(p['per_agent'][a]['going_out_rate'])} | {_pct(p['per_agent'][b]['going_out_rate'])} |")
     lines += ["", f"Win-rate intervals: {DEAL_INTERVAL_METHOD}; ADP intervals: t-intervals over per-deal means (see "
               "`experiments/evaluation/stats.py`).", ""]

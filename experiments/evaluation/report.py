@@ -28,6 +28,11 @@ def fmt_ci_pct(ci: Optional[Sequence[float]]) -> str:
     return "n/a" if not ci else f"[{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]"
 
 
+def fmt_adp(x: Optional[float]) -> str:
+    """An average point difference, signed with thousands separated: ``+1,530`` (``-`` when there is none)."""
+    return "-" if x is None else f"{x:+,.0f}"
+
+
 def fmt_ci_num(ci: Optional[Sequence[float]], signed: bool = False) -> str:
     """A 95% interval of a number: ``[2612, 2706]``, or ``[+973, +1,843]`` for signed differences (ADP)."""
     if not ci:
@@ -47,7 +52,7 @@ def eval_line(summary: Dict[str, Any], steps: int, final: bool = False, seconds:
     head = f"[{'final eval' if final else 'eval'} @ {steps:,}]"
     if d:
         head += f" {d} duplicate deal{'s' if d != 1 else ''} ({2 * d} games) per opponent:"
-    parts = [f"vs {k} {fmt_pct(v['win_rate'])} {fmt_ci_pct(v.get('win_rate_ci'))} (ADP {v['adp']:+,.0f})"
+    parts = [f"vs {k} {fmt_pct(v['win_rate'])} {fmt_ci_pct(v.get('win_rate_ci'))} (ADP {fmt_adp(v['adp'])})"
              for k, v in summary["per_opponent"].items()]
     line = f"{head} win rate " + ", ".join(parts)
     if summary.get("elo") is not None:
@@ -170,7 +175,7 @@ def print_results(res: Dict[str, Any], file=None) -> None:
         t.add_column(c, justify="right" if c not in ("A", "B") else "left")
     for pr in pairs:
         a, b = pr["agents"]
-        t.add_row(a, b, str(pr["games"]), pct(pr["win_rate"]), ci_pct(pr["win_rate_ci"]), f"{pr['adp']:+,.0f}",
+        t.add_row(a, b, str(pr["games"]), pct(pr["win_rate"]), ci_pct(pr["win_rate_ci"]), fmt_adp(pr['adp']),
                   ci_num(pr["adp_ci"]))
     console.print(head)
     console.print(t)

@@ -12,7 +12,7 @@ import sys
 from typing import List, Optional
 
 from experiments.config import ConfigError, apply_overrides, config_from_dict, describe_config
-from experiments.evaluation.report import fmt_ci_pct
+from experiments.evaluation.report import fmt_adp, fmt_ci_pct
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
@@ -86,7 +86,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         for spec, s in fe["per_opponent"].items():
             ci = s["win_rate_ci"]
             cis = f" {fmt_ci_pct(ci)}" if ci else ""
-            print(f"  vs {spec:<12} win rate {s['win_rate']:.1%}{cis}  ADP {s['adp']:+,.0f}")
+            print(f"  vs {spec:<12} win rate {s['win_rate']:.1%}{cis}  ADP {fmt_adp(s['adp'])}")
         if fe.get("elo") is not None:
             print(f"  Elo (random = {ELO_ANCHOR:.0f}): {fe['elo']:.0f}")
     return 0
