@@ -267,6 +267,22 @@ def test_evaluate_sweep_same_numbers_with_1_or_2_at_once_and_report_again(tmp_pa
     cfg2 = _write(tmp_path, EVAL_SWEEP.replace("games: 3", "games: 4"), "other.yaml")
     assert sweep_main([str(cfg2), "--out", str(a), "--resume"]) == 2
     assert "differs" in capsys.readouterr().err
+    # a config that only adds a variant and a seed extends the sweep: the finished trials are kept, the new run
+    wider = EVAL_SWEEP.replace("seeds: [3, 4, 5]", "seeds: [3, 4, 5, 6]").replace(
+        "  mirror:", "  rr: {agents: [random, random]}\n  mirror:")
+    cfg3 = _write(tmp_path, wider, "wider.yaml")
+    assert sweep_main([str(cfg3), "--out", str(a), "--resume", "--quiet"]) == 0
+    assert "extended with variant rr and seed 6" in capsys.readouterr().err
+    assert (a / "trials" / "rg-s3" / "results.json").stat().st_mtime == mtime
+    d = json.loads((a / "sweep.json").read_text())
+    assert [v["name"] for v in d["variants"]] == ["rg", "gr", "sg", "rr", "mirror"]
+    assert all(v["summary"]["n"] == 4 and [t["seed"] for t in v["trials"]] == [3, 4, 5, 6] for v in d["variants"])
+    assert _numbers(a)[0][0][2][:3] == before[0][0][2]                          # rg's first three trials as they were
+    assert sweep_main(["--out", str(a), "--resume", "--quiet"]) == 0             # the stored config is the wider one
+    # a variant whose overrides changed is not an extension
+    changed = wider.replace("rr: {agents: [random, random]}", "rr: {agents: [random, greedy]}")
+    assert sweep_main([str(_write(tmp_path, changed, "changed.yaml")), "--out", str(a), "--resume"]) == 2
+    assert "more than added variants or seeds" in capsys.readouterr().err
 
 
 def test_failed_trial_is_reported_and_the_rest_completes(tmp_path, capsys):

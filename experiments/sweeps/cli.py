@@ -31,7 +31,8 @@ def _parser() -> CommandParser:
                         "local Ray (docs/scaling_out.md)")
     p.add_argument("--resume", action="store_true",
                    help="continue the sweep in --out (or the config's default folder): finished trials are kept, "
-                        "interrupted ones continue from their last checkpoint")
+                        "interrupted ones continue from their last checkpoint; a config that adds variants or seeds "
+                        "extends the sweep")
     p.add_argument("--report", metavar="DIR", help="write sweep.json, summary.csv, report.md and plots again from "
                                                    "a sweep folder, and run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

@@ -48,19 +48,50 @@ def _stored(sweep: Sweep) -> Dict[str, Any]:
     return d
 
 
+def _added(kept: Sweep, sweep: Sweep, out: Path) -> Optional[str]:
+    """What ``sweep`` adds to the sweep ``kept`` in ``out`` ("variant dmc_sync, seeds 3-4"), when it differs
+    from it only by new variants or new seeds (and its description) and its base file reads the same
+    as the stored copy; None otherwise."""
+    old, new = _stored(kept), _stored(sweep)
+    for key in old:
+        if key not in ("variants", "seeds", "description") and old[key] != new.get(key):
+            return None
+    if any(new["variants"].get(name) != overrides for name, overrides in old["variants"].items()):
+        return None
+    if not set(old["seeds"]) <= set(new["seeds"]):
+        return None
+    if Path(sweep.base).read_bytes() != (out / BASE).read_bytes():
+        return None
+    variants = [name for name in new["variants"] if name not in old["variants"]]
+    seeds = [s for s in new["seeds"] if s not in old["seeds"]]
+    parts = ([("variant " if len(variants) == 1 else "variants ") + ", ".join(variants)] if variants else []) + \
+            ([("seed " if len(seeds) == 1 else "seeds ") + ", ".join(map(str, seeds))] if seeds else [])
+    return " and ".join(parts) or "a new description"
+
+
 def prepare_folder(sweep: Optional[Sweep], out: Path, resume: bool) -> Sweep:
     """The sweep to run in ``out``: a new folder is set up (``sweep.yaml``, ``base.yaml``); ``resume``
-    reads the stored config (and checks it against ``sweep`` when a config was given too)."""
+    reads the stored config, checked against ``sweep`` when a config was given too: a config that only
+    adds variants or seeds (same base, same everything else) extends the sweep, and the finished trials
+    are kept."""
     out = Path(out)
     stored = out / CONFIG
     if resume:
         if not stored.is_file():
             raise ConfigError(f"--resume: {str(out)!r} is not a sweep folder (no {CONFIG}); start it without --resume")
         kept = load_folder(out)
-        if sweep is not None and _stored(sweep) != _stored(kept):
+        if sweep is None or _stored(sweep) == _stored(kept):
+            return kept
+        added = _added(kept, sweep, out)
+        if added is None:
             raise ConfigError(f"--resume: the config differs from the one {str(out)!r} was started with "
-                              f"({out / CONFIG}); resume with --out {out} --resume alone, or use another --out")
-        return kept
+                              f"({out / CONFIG}) in more than added variants or seeds; resume with --out {out} "
+                              "--resume alone, or use another --out")
+        data = sweep.to_dict()
+        data["base"] = str(kept.base)                  # the trials run on the stored copy of the base
+        write_text(out / CONFIG, yaml.safe_dump(data, sort_keys=False))
+        print(f"[sweep] {sweep.name}: extended with {added}; the finished trials are kept", file=sys.stderr)
+        return load_folder(out)
     if sweep is None:
         raise ConfigError("a sweep config is needed (or --out DIR --resume, or --report DIR)")
     if stored.exists() or (out.exists() and any(out.iterdir())):
