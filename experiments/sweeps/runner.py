@@ -50,8 +50,8 @@ def _stored(sweep: Sweep) -> Dict[str, Any]:
 
 def _added(kept: Sweep, sweep: Sweep, out: Path) -> Optional[str]:
     """What ``sweep`` adds to the sweep ``kept`` in ``out`` ("variant dmc_sync, seeds 3-4"), when it differs
-    from it only by new variants or new seeds (and its description) and its base file reads the same
-    as the stored copy; None otherwise."""
+    from it only by new variants or new seeds (and its description) and its base file holds the same
+    config as the stored copy; None otherwise."""
     old, new = _stored(kept), _stored(sweep)
     for key in old:
         if key not in ("variants", "seeds", "description") and old[key] != new.get(key):
@@ -60,7 +60,7 @@ def _added(kept: Sweep, sweep: Sweep, out: Path) -> Optional[str]:
         return None
     if not set(old["seeds"]) <= set(new["seeds"]):
         return None
-    if Path(sweep.base).read_bytes() != (out / BASE).read_bytes():
+    if read_yaml(Path(sweep.base)) != read_yaml(out / BASE):      # the same config; comments may differ
         return None
     variants = [name for name in new["variants"] if name not in old["variants"]]
     seeds = [s for s in new["seeds"] if s not in old["seeds"]]
