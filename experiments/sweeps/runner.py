@@ -49,9 +49,9 @@ def _stored(sweep: Sweep) -> Dict[str, Any]:
 
 
 def _added(kept: Sweep, sweep: Sweep, out: Path) -> Optional[str]:
-    """What ``sweep`` adds to the sweep ``kept`` in ``out`` ("variant dmc_sync, seeds 3-4"), when it differs
-    from it only by new variants or new seeds (and its description) and its base file holds the same
-    config as the stored copy; None otherwise."""
+    """What ``sweep`` adds to the sweep ``kept`` in ``out`` ("variant rr and seed 6"), when it differs from
+    it only by new variants or new seeds (and its description) and its base file holds the same config
+    as the stored copy; None otherwise."""
     old, new = _stored(kept), _stored(sweep)
     for key in old:
         if key not in ("variants", "seeds", "description") and old[key] != new.get(key):
@@ -88,7 +88,7 @@ def prepare_folder(sweep: Optional[Sweep], out: Path, resume: bool) -> Sweep:
                               f"({out / CONFIG}) in more than added variants or seeds; resume with --out {out} "
                               "--resume alone, or use another --out")
         data = sweep.to_dict()
-        data["base"] = str(kept.base)                  # the trials run on the stored copy of the base
+        data["base"] = str(kept.base)                  # the base path the sweep was started with (same config)
         write_text(out / CONFIG, yaml.safe_dump(data, sort_keys=False))
         print(f"[sweep] {sweep.name}: extended with {added}; the finished trials are kept", file=sys.stderr)
         return load_folder(out)
