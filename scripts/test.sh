@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev,ray,web,examples
 .venv/bin/python -m ruff check --quiet .
-.venv/bin/python -m pytest -n 2 "$@"
+.venv/bin/python -m pytest -n 2 --durations=15 "$@"
