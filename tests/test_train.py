@@ -5,6 +5,7 @@ Tiny real runs (DummyVecEnv, n_steps 64, tiny networks), no mocks.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -227,6 +228,24 @@ def test_tiny_train_then_experiment_end_to_end(tmp_path, capsys):
     report = (run / "report.md").read_text()
     assert "| best | random |" in report and "learning_curve.png" in report
     assert summary["timesteps"] == 128
+    assert "Changed from the config file" not in report
+
+    # the report made again from the run's files, after the folder moved, names the --set overrides
+    from experiments.apps.experiment import experiment_main
+    moved = tmp_path / "moved"
+    shutil.copytree(run, moved)
+    info["argv"] = ["handfoot", "experiment", "e2e.yaml", "--set", "evaluation.deals=2", "--set=seed=1",
+                    "--set", "train.run_name=x"]
+    (moved / "run.json").write_text(json.dumps(info))
+    (moved / "report.md").unlink()
+    assert experiment_main(["--report", str(moved)]) == 0
+    again = (moved / "report.md").read_text()
+    assert f"- run folder: `{moved}`" in again and "| best | random |" in again
+    assert "Changed from the config file (`--set`; the description above is the file's): " \
+           "`evaluation.deals=2`, `seed=1`." in again
+    assert "(experiment_eval/final/winrate.png)" in again and (moved / "experiment_eval/final/winrate.png").exists()
+    assert experiment_main(["--report", str(tmp_path / "runs")]) == 2
+    assert "is not a finished experiment's run folder (no experiment.yaml)" in capsys.readouterr().err
 
 
 def test_same_seed_gives_identical_first_update_and_metrics(tmp_path):

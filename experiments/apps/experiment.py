@@ -200,19 +200,51 @@ def budget_note(total: float, budget: float) -> str:
         return f"time budget {budget:.0f} s: within"
     return (f"time budget {budget:.0f} s, meant for an idle 2-core machine: {total - budget:.0f} s more here; "
             "a machine shared with other jobs, or a slower one, takes longer")
+def overrides_of(argv: List[str]) -> List[str]:
+    """The ``KEY=VALUE`` of every ``--set`` in a command line (``--set K=V`` or ``--set=K=V``)."""
+    out = []
+    for i, a in enumerate(argv):
+        if a == "--set" and i + 1 < len(argv):
+            out.append(str(argv[i + 1]))
+        elif isinstance(a, str) and a.startswith("--set="):
+            out.append(a[len("--set="):])
+    return out
+
+
+def report_again(run: Path) -> Path:
+    """``report.md`` written again from a finished experiment's run folder (``experiment.yaml``,
+    ``experiment.json``, ``run.json``), e.g. after the report's format changed."""
+    run = Path(run)
+    for f in ("experiment.yaml", "experiment.json"):
+        if not (run / f).is_file():
+            raise ConfigError(f"--report: {str(run)!r} is not a finished experiment's run folder (no {f})")
+    cfg = load_experiment_config(str(run / "experiment.yaml"))
+    summary = json.loads((run / "experiment.json").read_text())
+    evals = summary.get("results") or {}
+    for s in evals.values():                        # the run folder may have moved since
+        s["results_dir"] = str(run / "experiment_eval" / Path(s["results_dir"]).name)
+    return write_report(run, cfg, {"timesteps": summary["timesteps"], "best_step": summary.get("best_step")},
+                        evals, summary["timings"])
+
+
 def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any], evals: Dict[str, Dict[str, Any]],
                  timings: Dict[str, float]) -> Path:
     info = json.loads((run / "run.json").read_text()) if (run / "run.json").exists() else {}
     L: List[str] = [f"# Experiment `{cfg.name}`", ""]
     if cfg.description:
         L += [cfg.description.strip(), ""]
+    changed = [a for a in overrides_of(info.get("argv") or []) if not a.startswith(("run_dir=", "train.run_name="))]
+    if changed:
+        L += ["Changed from the config file (`--set`; the description above is the file's): "
+              + ", ".join(f"`{a}`" for a in changed) + ".", ""]
     total = timings.get("total_s", 0.0)
     L += ["## Summary", "",
           f"- run folder: `{run}`",
           f"- trained for {train_result['timesteps']:,} learner timesteps in {timings['train_s']:.0f} s; "
           f"evaluation {timings['eval_s']:.0f} s; total {total:.0f} s"
           + (f" ({budget_note(total, cfg.time_budget_s)})" if cfg.time_budget_s else ""),
-          f"- best checkpoint: step {train_result.get('best_step')} (by `{cfg.train.evaluation.best_by}`)",
+          f"- best checkpoint: step {train_result.get('best_step')} (by `{cfg.train.evaluation.best_by}`)"
+          + ("; the final weights are evaluated" if cfg.evaluation.model == "final" else ""),
           f"- evaluation: {cfg.evaluation.deals} duplicate deals ({2 * cfg.evaluation.deals} games) per opponent, "
           f"seed {cfg.evaluation.seed}, round-robin with {', '.join(cfg.evaluation.opponents)}", ""]
     L += verdicts(evals) and [f"- {v}" for v in verdicts(evals)] + [""] or []
@@ -308,6 +340,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="parent folder of run folders")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--help-config", action="store_true", help="list every config field")
+    p.add_argument("--report", metavar="RUN", help="write report.md again from a finished run folder and exit")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="train with the samplers on Ray, as handfoot train --ray (docs/scaling_out.md)")
     return p
@@ -320,6 +353,9 @@ def experiment_main(argv: Optional[List[str]] = None) -> int:
     if args.help_config:
         lines = describe_config(ExperimentConfig)
         print("\n".join(lines))
+        return 0
+    if args.report:
+        print(report_again(Path(args.report)))
         return 0
     if not args.config:
         raise ConfigError("an experiment config file is needed")
