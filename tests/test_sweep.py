@@ -424,3 +424,25 @@ def test_ctrl_c_stops_the_sweep_and_resume_completes_it(tmp_path):
     d = json.loads((out / "sweep.json").read_text())
     assert d["status"] == {"done": 8}
     assert len(d["timing"]["sessions"]) == 2 and d["timing"]["sessions"][0]["stopped"] is True
+
+
+def test_compare_sweeps_agrees_with_a_sweeps_own_comparison(tmp_path, capsys):
+    """scripts/compare_sweeps.py on two variants of one published sweep gives that sweep's own P(X > Y)
+    and summaries; a missing variant is one clear line."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import compare_sweeps
+    finally:
+        sys.path.pop(0)
+    folder = ROOT / "docs" / "results" / "sweeps" / "learners"
+    sweep = json.loads((folder / "sweep.json").read_text())
+    out = tmp_path / "cmp.json"
+    assert compare_sweeps.main([f"{folder}:ppo", f"{folder}:dmc", "--out", str(out)]) == 0
+    got = json.loads(out.read_text())
+    own = next(c for c in sweep["comparisons"] if (c["a"], c["b"]) == ("ppo", "dmc"))
+    assert got["p_x_better"]["probability_of_improvement"] == pytest.approx(own["probability_of_improvement"])
+    assert got["p_x_better"]["ci"] == pytest.approx(own["ci"])
+    ppo = next(v for v in sweep["variants"] if v["name"] == "ppo")
+    assert got["x"]["summary"]["iqm"] == pytest.approx(ppo["summary"]["iqm"])
+    with pytest.raises(SystemExit, match="has no variant 'nope' \\(it has ppo, dmc\\)"):
+        compare_sweeps.main([f"{folder}:nope", f"{folder}:dmc"])
