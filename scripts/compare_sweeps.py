@@ -4,7 +4,7 @@ probability of improvement P(X > Y) with its interval, the same statistics as a 
 
     python scripts/compare_sweeps.py SWEEP_DIR_X:VARIANT SWEEP_DIR_Y:VARIANT [--out FILE.json]
     python scripts/compare_sweeps.py docs/results/sweeps/main_job:strategic_3m \\
-        docs/results/sweeps/learners:ppo --out docs/results/sweeps/main_job/against_learners_ppo.json
+        docs/results/sweeps/learners:ppo --out docs/results/sweeps/main_job/against_selfplay_2m.json
 """
 from __future__ import annotations
 

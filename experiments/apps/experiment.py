@@ -201,14 +201,9 @@ def budget_note(total: float, budget: float) -> str:
     return (f"time budget {budget:.0f} s, meant for an idle 2-core machine: {total - budget:.0f} s more here; "
             "a machine shared with other jobs, or a slower one, takes longer")
 def overrides_of(argv: List[str]) -> List[str]:
-    """The ``KEY=VALUE`` of every ``--set`` in a command line (``--set K=V`` or ``--set=K=V``)."""
-    out = []
-    for i, a in enumerate(argv):
-        if a == "--set" and i + 1 < len(argv):
-            out.append(str(argv[i + 1]))
-        elif isinstance(a, str) and a.startswith("--set="):
-            out.append(a[len("--set="):])
-    return out
+    """The ``KEY=VALUE`` of every ``--set`` in a recorded command line, read by this command's own parser."""
+    args, _ = _parser().parse_known_args([str(a) for a in argv])
+    return list(args.overrides)
 
 
 def report_again(run: Path) -> Path:
