@@ -2,49 +2,129 @@
 the same two agents, with different match seeds (hence different deals) and the same K, into one win rate.
 
     python scripts/pool_evaluations.py runs/search-eval/champion-s*
+    python scripts/pool_evaluations.py runs/search-eval/champion-s* --sprt h0=0.5 h1=0.57
 
-Each part is one sample of K duplicate deals: the 95% interval is the t-interval over the parts' win
-rates widened to the Wilson interval over deals, as the evaluation's own (experiments.evaluation.stats
-.win_rate_ci), which with K = 1 is exactly the interval over deals.
+When every part keeps its ``deals.csv`` (the evaluation writes one), the parts' deals are one sample:
+the win rate is their mean per-deal outcome and its 95% interval the evaluation's own
+(experiments.evaluation.stats.deal_interval, the per-deal profile-likelihood interval), exactly what
+one evaluation of all those deals would print.  Parts that kept only ``results.json`` are pooled as
+samples of K deals: the t-interval over the parts' win rates widened to the Wilson interval over
+deals (the evaluation's former interval); the output's ``method`` says which.
+
+``--sprt TOKENS`` (the tokens of ``handfoot evaluate --sprt``) replays the sequential test over the
+deals in match-seed order, then deal order, as if the parts were one sequential match: the output's
+``sprt`` section says where it would have stopped (``deals``; null ``decision`` when it has not
+decided), and ``at_stop`` the win rate and interval of the deals up to that point.
+scripts/eval_search.sh uses it to stop a run in parts once the test decides.
 """
 from __future__ import annotations
 
+import argparse
+import csv
 import json
+import math
 import sys
 from pathlib import Path
+from typing import Any, Dict, List, Optional
 
-from experiments.evaluation.stats import mean_ci, wilson_ci
+from experiments.evaluation.sprt import PAIR_OUTCOMES, decide, llr_path, parse_sprt, result
+from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, deal_interval, mean_ci, wilson_ci
+
+PARTS_METHOD = ("t-interval over the parts' win rates widened to the Wilson interval over deals "
+                "(parts without deals.csv)")
+
+
+def _deal_scores(folder: Path, agents: List[str]) -> Optional[List[float]]:
+    """The per-deal scores of A in a part's ``deals.csv`` (deal order), None when the part has none.
+    ValueError naming the file when it is not the duel's."""
+    f = folder / "deals.csv"
+    if not f.is_file():
+        return None
+    with f.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    try:
+        rows.sort(key=lambda r: int(r["deal"]))
+        if any([r["agent_a"], r["agent_b"]] != agents for r in rows):
+            raise ValueError(f"{f}: its deals are not of the duel {agents[0]} against {agents[1]}")
+        scores = [float(r["score"]) for r in rows]
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{f}: not an evaluation's deals.csv (missing {e})") from None
+    if not all(any(math.isclose(s, x) for x in PAIR_OUTCOMES) for s in scores):
+        raise ValueError(f"{f}: a deal's score is not a duplicate-deal outcome (0, 1/4, 1/2, 3/4, 1)")
+    return scores
+
+
+def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None) -> Dict[str, Any]:
+    """The pooled duel of the part folders that hold a ``results.json`` (ValueError naming the problem)."""
+    test = parse_sprt(sprt_tokens) if sprt_tokens is not None else None
+    parts = []
+    for folder in folders:
+        f = folder / "results.json"
+        if f.is_file():
+            try:
+                res = json.loads(f.read_text())
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{f}: not JSON ({e.msg}, line {e.lineno})") from None
+            if not isinstance(res, dict) or res.get("mode") != "duel":
+                raise ValueError(f"{f} is not a duel of two agents")
+            parts.append((folder, res))
+    if not parts:
+        raise ValueError("no folder with a results.json given")
+    agents = {tuple(p["agents"]) for _, p in parts}
+    sizes = {p["deals"] for _, p in parts}
+    if len(agents) != 1 or len(sizes) != 1:
+        raise ValueError(f"the parts differ in agents {sorted(agents)} or deals {sorted(sizes)}")
+    seeds = [p["seed"] for _, p in parts]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"two parts have the same match seed ({sorted(s for s in seeds if seeds.count(s) > 1)[0]}): "
+                         "their deals are the same deals")
+    if any(not isinstance(p["deals"], int) or p["deals"] < 1 for _, p in parts):
+        raise ValueError("a part has no deals")
+    parts.sort(key=lambda fp: fp[1]["seed"])
+    names = list(agents.pop())
+    per_part = [_deal_scores(folder, names) for folder, _ in parts]
+    deals = sum(p["deals"] for _, p in parts)
+    out: Dict[str, Any] = {"agents": names, "parts": len(parts), "deals": deals, "games": 2 * deals,
+                           "wins": [sum(p["wins"][i] for _, p in parts) for i in range(2)],
+                           "draws": sum(p["draws"] for _, p in parts)}
+    if all(s is not None for s in per_part):
+        scores = [x for s in per_part for x in s]
+        if len(scores) != deals:
+            raise ValueError(f"the parts' deals.csv hold {len(scores)} deals where their results.json count {deals}")
+        out.update(win_rate=math.fsum(scores) / len(scores), win_rate_ci=list(deal_interval(scores)),
+                   method="per-deal outcomes of every part pooled; " + DEAL_INTERVAL_METHOD)
+    else:
+        if test is not None:
+            raise ValueError("--sprt needs every part's deals.csv (the per-deal outcomes, in order)")
+        rates = [p["win_rate"] for _, p in parts]
+        m, ci = mean_ci(rates, 0.0, 1.0)
+        w = wilson_ci(m, deals)
+        if ci is not None and w is not None:
+            ci = [min(ci[0], w[0]), max(ci[1], w[1])]
+        out.update(win_rate=m, win_rate_ci=ci, method=PARTS_METHOD)
+    if test is not None:
+        path, _ = llr_path(scores, test)
+        stop = next((i for i, v in enumerate(path) if decide(float(v), test) is not None), len(path) - 1)
+        kept = scores[:stop + 1]
+        out["sprt"] = result(test, float(path[stop]), len(kept))
+        out["at_stop"] = {"deals": len(kept), "win_rate": math.fsum(kept) / len(kept),
+                          "win_rate_ci": list(deal_interval(kept))}
+    out["seeds"] = sorted(seeds)
+    return out
 
 
 def main(argv) -> int:
-    parts = []
-    for a in argv:
-        f = Path(a) / "results.json"
-        if f.is_file():
-            res = json.loads(f.read_text())
-            if res.get("mode") != "duel":
-                print(f"pool_evaluations: error: {f} is not a duel of two agents", file=sys.stderr)
-                return 2
-            parts.append(res)
-    if not parts:
-        print("pool_evaluations: error: no folder with a results.json given", file=sys.stderr)
+    ap = argparse.ArgumentParser(prog="pool_evaluations.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("folders", nargs="+", type=Path, help="evaluation folders (parts) of one duel")
+    ap.add_argument("--sprt", nargs="*", metavar="KEY=VALUE", default=None,
+                    help="replay the sequential test over the pooled deals (the tokens of handfoot evaluate --sprt)")
+    args = ap.parse_args(argv)
+    try:
+        out = pool(args.folders, args.sprt)
+    except ValueError as e:
+        print(f"pool_evaluations: error: {e}", file=sys.stderr)
         return 2
-    agents = {tuple(p["agents"]) for p in parts}
-    sizes = {p["deals"] for p in parts}
-    if len(agents) != 1 or len(sizes) != 1:
-        print(f"pool_evaluations: error: the parts differ in agents {sorted(agents)} or deals {sorted(sizes)}",
-              file=sys.stderr)
-        return 2
-    rates = [p["win_rate"] for p in parts]
-    deals = sum(p["deals"] for p in parts)
-    m, ci = mean_ci(rates, 0.0, 1.0)
-    w = wilson_ci(m, deals)
-    if ci is not None and w is not None:
-        ci = [min(ci[0], w[0]), max(ci[1], w[1])]
-    wins = [sum(p["wins"][i] for p in parts) for i in range(2)]
-    print(json.dumps({"agents": list(agents.pop()), "parts": len(parts), "deals": deals, "games": 2 * deals,
-                      "wins": wins, "draws": sum(p["draws"] for p in parts), "win_rate": m, "win_rate_ci": ci,
-                      "seeds": sorted(p["seed"] for p in parts)}, indent=1))
+    print(json.dumps(out, indent=1))
     return 0
 
 

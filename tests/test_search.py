@@ -135,28 +135,85 @@ def test_bench_search_row_counts_games_and_searches(tmp_path):
     assert bench_main([str(bad)]) == 2
 
 
-def test_pool_evaluations_joins_parts_of_one_duel(tmp_path, capsys):
+def _pool_script():
     import importlib.util
-    import json
     from pathlib import Path
     spec = importlib.util.spec_from_file_location("pool", Path(__file__).parents[1] / "scripts" / "pool_evaluations.py")
     pool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pool)
+    return pool
+
+
+def _part(folder, seed, scores=None, agents=("search", "champion"), rate=None, wins=None):
+    import json
+    folder.mkdir()
+    if scores is not None:
+        rate = sum(scores) / len(scores)
+        wins = [round(4 * sum(scores)), round(4 * (len(scores) - sum(scores)))]
+        lines = ["agent_a,agent_b,deal,seed,result_g0,result_g1,diff_g0,diff_g1,score"]
+        lines += [f"{agents[0]},{agents[1]},{i},{seed * 10 + i},0,0,0,0,{x}" for i, x in enumerate(scores)]
+        (folder / "deals.csv").write_text("\n".join(lines) + "\n")
+    (folder / "results.json").write_text(json.dumps({"mode": "duel", "agents": list(agents), "deals": 2,
+                                                     "win_rate": rate, "wins": wins, "draws": 0, "seed": seed}))
+
+
+def test_pool_evaluations_joins_parts_of_one_duel(tmp_path, capsys):
+    import json
+    pool = _pool_script()
+    # parts that kept only results.json: samples of two deals each
     for i, (rate, wins) in enumerate([(0.75, [3, 1]), (0.5, [2, 2]), (1.0, [4, 0])]):
-        d = tmp_path / f"p{i}"
-        d.mkdir()
-        (d / "results.json").write_text(json.dumps({"mode": "duel", "agents": ["search", "champion"], "deals": 2,
-                                                    "win_rate": rate, "wins": wins, "draws": 0, "seed": i}))
+        _part(tmp_path / f"p{i}", i, rate=rate, wins=wins)
     assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["deals"] == 6 and out["wins"] == [9, 3] and out["win_rate"] == pytest.approx(0.75)
+    assert out["method"] == pool.PARTS_METHOD
     lo, hi = out["win_rate_ci"]
     assert lo < 0.75 < hi
+    assert pool.main([str(tmp_path / f"p{i}") for i in range(3)] + ["--sprt"]) == 2
+    assert "deals.csv" in capsys.readouterr().err
     (tmp_path / "p1" / "results.json").write_text(json.dumps({"mode": "duel", "agents": ["search", "strategic"],
                                                               "deals": 2, "win_rate": 1, "wins": [4, 0], "draws": 0,
                                                               "seed": 1}))
     assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 2
     assert "differ" in capsys.readouterr().err
+
+
+def test_pool_evaluations_gives_the_evaluations_per_deal_interval_and_replays_the_sprt(tmp_path, capsys):
+    import json
+    from experiments.evaluation.sprt import llr_path, parse_sprt
+    from experiments.evaluation.stats import deal_interval
+    pool = _pool_script()
+    parts = [[1.0, 0.5], [0.75, 1.0], [0.5, 0.25], [1.0, 1.0], [0.0, 1.0], [1.0, 0.75]] * 4
+    folders = []
+    for i, scores in enumerate(parts):        # written out of seed order: the pool orders them by seed
+        folders.append(tmp_path / f"p{i}")
+        _part(folders[-1], 100 - i, scores)
+    assert pool.main([str(f) for f in folders]) == 0
+    out = json.loads(capsys.readouterr().out)
+    in_order = [x for s in reversed(parts) for x in s]
+    assert out["deals"] == len(in_order) == 48
+    assert out["win_rate"] == pytest.approx(sum(in_order) / 48)
+    assert out["win_rate_ci"] == pytest.approx(list(deal_interval(in_order)))
+    assert "per-deal" in out["method"] and "sprt" not in out
+    # the sequential test, replayed over the deals in seed order, stops where the evaluation's would
+    assert pool.main([str(f) for f in folders] + ["--sprt", "h0=0.5", "h1=0.7"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    path, _ = llr_path(in_order, parse_sprt(["h0=0.5", "h1=0.7"]))
+    stop = next(i for i, v in enumerate(path) if v >= out["sprt"]["upper"])
+    assert out["sprt"]["decision"] == "H1" and out["sprt"]["deals"] == stop + 1 < 48
+    assert out["at_stop"]["win_rate"] == pytest.approx(sum(in_order[:stop + 1]) / (stop + 1))
+    assert pool.main([str(f) for f in folders] + ["--sprt", "h0=0.7", "h1=0.5"]) == 2
+    assert "H0 must be below H1" in capsys.readouterr().err
+    # a part whose deals.csv is another duel's, or not a deals.csv, is named
+    (folders[0] / "deals.csv").write_text((folders[0] / "deals.csv").read_text().replace("champion", "greedy"))
+    assert pool.main([str(f) for f in folders]) == 2
+    assert "p0/deals.csv" in capsys.readouterr().err
+    (folders[0] / "deals.csv").write_text("a,b\n1,2\n")
+    assert pool.main([str(f) for f in folders]) == 2
+    assert "not an evaluation's deals.csv" in capsys.readouterr().err
+    _part(tmp_path / "again", 99, [1.0, 1.0])
+    assert pool.main([str(folders[1]), str(tmp_path / "again")]) == 2
+    assert "same match seed (99)" in capsys.readouterr().err
 
 
 def test_weighted_worlds_search_at_the_draw_after_a_discard():
