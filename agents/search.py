@@ -11,7 +11,9 @@ At a decision where search can change the outcome, the agent
 4. scores each game by the searching team's round score less the best other team's (at the
    round's end; at ``horizon`` ticks, if set, by the round's score as it stands then);
 5. plays the candidate of best mean score, but leaves the base policy's choice only when the
-   gain over it, paired world by world, is more than ``z`` standard errors.
+   gain over it, paired world by world, is more than ``z`` standard errors; with ``confirm=N``,
+   only when that candidate's gain is again more than ``z`` standard errors in ``N`` fresh worlds
+   (the best of several noisy means is biased upwards; the fresh worlds are not).
 
 Elsewhere it plays the base policy's choice at once: with one legal action, and when the base
 policy is sure (its top action's probability at least ``confident``) unless the decision is
@@ -28,8 +30,9 @@ as they stand) is not reached.
 Arguments: ``base`` (a trained policy spec: ``champion`` or ``'policy:PATH'``), ``worlds`` (16),
 ``candidates`` (3), ``confident`` (0.5), ``z`` (2.0), ``horizon`` (0: the round's end),
 ``max_seconds`` (10.0), ``weighted`` (false: uniform worlds; true: worlds weighted by the base
-policy's probability of the last discard).  ``agent.stats`` counts decisions, searches,
-deviations from the base policy and the seconds spent searching.
+policy's probability of the last discard), ``confirm`` (0: none; else the worlds of the second test
+of a departure).  ``agent.stats`` counts decisions, searches, deviations from the base policy,
+departures withdrawn by the second test and the seconds spent searching.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ from .base import Agent
 
 #: the arguments of ``search(...)`` and their defaults
 PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 16, "candidates": 3, "confident": 0.5, "z": 2.0,
-                          "horizon": 0, "max_seconds": 10.0, "weighted": False}
+                          "horizon": 0, "max_seconds": 10.0, "weighted": False, "confirm": 0}
 
 
 def check_base(base: Any) -> str:
@@ -133,7 +136,7 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int = 0, base: str = "champion", worlds: int = 16, candidates: int = 3,
                  confident: float = 0.5, z: float = 2.0, horizon: int = 0, max_seconds: float = 10.0,
-                 weighted: bool = False, base_agent: Optional[Agent] = None):
+                 weighted: bool = False, confirm: int = 0, base_agent: Optional[Agent] = None):
         """``base`` names the base policy's spec; ``base_agent`` is that agent, built by the caller
         (``make_agent("search(...)")`` builds it from ``base`` with :func:`check_base` first)."""
         super().__init__(seed)
@@ -150,6 +153,7 @@ class SearchAgent(Agent):
         if not isinstance(weighted, bool):
             raise ValueError(f"search: weighted must be true or false, got {weighted!r}")
         self.weighted = weighted
+        self.confirm = _int_arg("confirm", confirm, 0, 4096)
         self.base = base_agent
         self.policy = getattr(self.base, "policy", None)
         if self.policy is None or not hasattr(self.policy, "logits"):
@@ -157,10 +161,10 @@ class SearchAgent(Agent):
                              "plays its rollouts with one forward pass of the base policy per tick")
         self.base_spec = base
         self.forward = _Forward(self.policy)
-        self._batch: Optional[CoreBatch] = None
+        self._batches: Dict[int, CoreBatch] = {}
         self.np_rng = np.random.default_rng(self.seed)
-        self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "seconds": 0.0, "cut": 0,
-                                        "ticks": 0}
+        self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "withdrawn": 0,
+                                        "seconds": 0.0, "cut": 0, "ticks": 0}
         #: wall and process CPU seconds of each search
         self.search_seconds: List[float] = []
         self.search_cpu_seconds: List[float] = []
@@ -194,42 +198,52 @@ class SearchAgent(Agent):
             return best
         cands = [legal[int(i)] for i in order[:self.candidates]]
         start, cpu = time.perf_counter(), time.process_time()
-        values = self._evaluate(view, cands)
+        mean, se = self._gains(view, cands, self.worlds)
+        pick = int(np.argmax(mean))
+        departs = pick != 0 and mean[pick] > self.z * se[pick]
+        if departs and self.confirm:
+            again, se2 = self._gains(view, [cands[0], cands[pick]], self.confirm)
+            departs = again[1] > self.z * se2[1]
+            self.stats["withdrawn"] += not departs
         spent = time.perf_counter() - start
         self.search_cpu_seconds.append(time.process_time() - cpu)
         self.stats["searched"] += 1
         self.stats["seconds"] += spent
         self.search_seconds.append(spent)
-        gain = values - values[:, :1]                     # paired with the base policy's choice
-        mean = gain.mean(axis=0)
-        se = gain.std(axis=0, ddof=1) / np.sqrt(gain.shape[0]) if gain.shape[0] > 1 else np.zeros(len(cands))
-        pick = int(np.argmax(mean))
-        if pick == 0 or mean[pick] <= self.z * se[pick]:
+        if not departs:
             return best
         self.stats["deviated"] += 1
         return cands[pick]
 
-    def _worlds(self, view) -> list:
+    def _gains(self, view, cands: List[int], n: int):
+        """Each candidate's mean gain over the first (the base policy's choice), paired world by world
+        over ``n`` fresh worlds, and its standard error."""
+        gain = self._evaluate(view, cands, n)
+        gain = gain - gain[:, :1]
+        se = gain.std(axis=0, ddof=1) / np.sqrt(gain.shape[0]) if gain.shape[0] > 1 else np.zeros(len(cands))
+        return gain.mean(axis=0), se
+
+    def _worlds(self, view, n: int) -> list:
         sampler = WorldSampler(view)
         rng = self.np_rng
         if not self.weighted:
-            return [sampler.sample(rng) for _ in range(self.worlds)]
-        pool = [sampler.sample(rng) for _ in range(4 * self.worlds)]
+            return [sampler.sample(rng) for _ in range(n)]
+        pool = [sampler.sample(rng) for _ in range(4 * n)]
         w = [discard_likelihood(self.base, g, sampler.public) for g in pool]
         if w[0] is None or not sum(w) > 0:
-            return pool[:self.worlds]
+            return pool[:n]
         weights = np.asarray(w, dtype=np.float64)
-        pick = rng.choice(len(pool), size=self.worlds, replace=True, p=weights / weights.sum())
+        pick = rng.choice(len(pool), size=n, replace=True, p=weights / weights.sum())
         return [pool[i] for i in pick]
 
-    def _evaluate(self, view, cands: List[int]) -> np.ndarray:
-        """The score of each candidate in each world: ``(worlds, candidates)``."""
-        worlds = self._worlds(view)
+    def _evaluate(self, view, cands: List[int], n: int) -> np.ndarray:
+        """The score of each candidate in each of ``n`` fresh worlds: ``(n, candidates)``."""
+        worlds = self._worlds(view, n)
         nw, nc = len(worlds), len(cands)
         rows = nw * nc
-        b = self._batch
-        if b is None or b.num_games != rows or b.rules != view.rules:
-            b = self._batch = CoreBatch(view.rules, rows)
+        b = self._batches.get(rows)
+        if b is None or b.rules != view.rules:
+            b = self._batches[rows] = CoreBatch(view.rules, rows)
         for w, g in enumerate(worlds):
             state_row(g, b.S[w])
         for c in range(1, nc):

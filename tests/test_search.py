@@ -68,10 +68,10 @@ def test_rollouts_score_what_the_reference_engine_plays():
     agent.reset(p, g.rules, 0)
     view = seat_view(g, p)
     worlds = sample_worlds(view, 3, rng=5)
-    agent._worlds = lambda v: [w.clone() for w in worlds]
+    agent._worlds = lambda v, n: [w.clone() for w in worlds[:n]]
     legal = list(view.legal_actions)
     cands = legal[:2]
-    values = agent._evaluate(view, cands)
+    values = agent._evaluate(view, cands, 3)
     assert values.shape == (3, 2)
     champs = [make_agent("champion") for _ in range(4)]
     for q, a in enumerate(champs):
@@ -114,6 +114,32 @@ def test_search_plays_legal_reproducible_moves_and_counts_its_searches():
     m2, s2 = run(7)
     assert m1 == m2 and s1["searched"] == s2["searched"]
     assert s1["decisions"] == 12 and s1["searched"] >= 1 and s1["ticks"] <= 12 * s1["searched"]
+
+
+def test_confirm_departs_only_where_the_first_test_did_and_fresh_worlds_agree():
+    """``confirm=N`` runs the first test exactly as without it (same worlds from the same generator) and
+    then tests the departure again in N fresh worlds: it departs to the same action or withdraws."""
+    searched = departed = withdrawn = 0
+    for seed, actions in [(5, 10), (6, 30), (7, 55), (8, 80), (9, 20), (11, 45)]:
+        g = _position(seed=seed, actions=actions)
+        q = g.current
+        obs = {"observation": encode_observation(g, q), "action_mask": action_mask(g, q)}
+        picks = []
+        for spec in ("search(worlds=3, candidates=3, z=0, confident=1.0, horizon=10)",
+                     "search(worlds=3, candidates=3, z=0, confident=1.0, horizon=10, confirm=3)"):
+            agent = make_agent(spec, seed=0)
+            agent.reset(q, g.rules, 4)
+            picks.append((agent.act(obs, seat_view(g, q)), dict(agent.stats)))
+        (a, sa), (b, sb) = picks
+        assert sa["withdrawn"] == 0 and sb["deviated"] + sb["withdrawn"] == sa["deviated"]
+        if sb["deviated"]:
+            assert b == a
+        searched += sb["searched"]
+        departed += sb["deviated"]
+        withdrawn += sb["withdrawn"]
+    assert searched >= 4 and departed >= 1 and withdrawn >= 1, (searched, departed, withdrawn)
+    with pytest.raises(ValueError, match="confirm"):
+        make_agent("search(confirm=-1)")
 
 
 def test_bench_search_row_counts_games_and_searches(tmp_path):

@@ -36,13 +36,14 @@ class _SearchRunner(_GameRunner):
         decisions = sum(a.stats["decisions"] - m["decisions"] for a, (m, _) in zip(self.agents, marks))
         searched = sum(a.stats["searched"] - m["searched"] for a, (m, _) in zip(self.agents, marks))
         deviated = sum(a.stats["deviated"] - m["deviated"] for a, (m, _) in zip(self.agents, marks))
+        withdrawn = sum(a.stats["withdrawn"] - m["withdrawn"] for a, (m, _) in zip(self.agents, marks))
         games = max(res["games"], 1)
         median = float(np.median(secs)) if len(secs) else None
         p90 = float(np.percentile(secs, 90)) if len(secs) else None
         res.update({
             "search_decisions_per_game": decisions / games, "searched_per_game": searched / games,
             "searched_fraction": searched / decisions if decisions else None,
-            "deviated_per_game": deviated / games,
+            "deviated_per_game": deviated / games, "withdrawn_per_game": withdrawn / games,
             "search_median_s": median, "search_p90_s": p90,
             "search_median_cpu_s": float(np.median(cpu)) if len(cpu) else None,
             "seconds_cpu_per_game": res["seconds_cpu"] / games, "seconds_wall_per_game": res["seconds_wall"] / games,
