@@ -43,12 +43,15 @@ def _deal_scores(folder: Path, agents: List[str]) -> Optional[List[float]]:
     with f.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     try:
-        rows.sort(key=lambda r: int(r["deal"]))
-        if any([r["agent_a"], r["agent_b"]] != agents for r in rows):
-            raise ValueError(f"{f}: its deals are not of the duel {agents[0]} against {agents[1]}")
-        scores = [float(r["score"]) for r in rows]
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{f}: not an evaluation's deals.csv (missing {e})") from None
+        rows = sorted(((int(r["deal"]), [r["agent_a"], r["agent_b"]], float(r["score"])) for r in rows),
+                      key=lambda r: r[0])
+    except KeyError as e:
+        raise ValueError(f"{f}: not an evaluation's deals.csv (no column {e})") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{f}: not an evaluation's deals.csv (a deal number or score is not a number)") from None
+    if any(pair != agents for _, pair, _ in rows):
+        raise ValueError(f"{f}: its deals are not of the duel {agents[0]} against {agents[1]}")
+    scores = [score for _, _, score in rows]
     if not all(any(math.isclose(s, x) for x in PAIR_OUTCOMES) for s in scores):
         raise ValueError(f"{f}: a deal's score is not a duplicate-deal outcome (0, 1/4, 1/2, 3/4, 1)")
     return scores

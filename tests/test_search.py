@@ -234,9 +234,10 @@ def test_pool_evaluations_gives_the_evaluations_per_deal_interval_and_replays_th
     (folders[0] / "deals.csv").write_text((folders[0] / "deals.csv").read_text().replace("champion", "greedy"))
     assert pool.main([str(f) for f in folders]) == 2
     assert "p0/deals.csv" in capsys.readouterr().err
-    (folders[0] / "deals.csv").write_text("a,b\n1,2\n")
-    assert pool.main([str(f) for f in folders]) == 2
-    assert "not an evaluation's deals.csv" in capsys.readouterr().err
+    for text in ("a,b\n1,2\n", "agent_a,agent_b,deal,score\nsearch,champion,x,1\n"):
+        (folders[0] / "deals.csv").write_text(text)
+        assert pool.main([str(f) for f in folders]) == 2
+        assert "not an evaluation's deals.csv" in capsys.readouterr().err
     _part(tmp_path / "again", 99, [1.0, 1.0])
     assert pool.main([str(folders[1]), str(tmp_path / "again")]) == 2
     assert "same match seed (99)" in capsys.readouterr().err
