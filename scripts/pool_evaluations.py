@@ -3,6 +3,7 @@ the same two agents, with different match seeds (hence different deals) and the 
 
     python scripts/pool_evaluations.py runs/search-eval/champion-s*
     python scripts/pool_evaluations.py runs/search-eval/champion-s* --sprt h0=0.5 h1=0.57
+    python scripts/pool_evaluations.py runs/search-eval/strategic-s* --baseline runs/search-eval/strategic-champion-s*
 
 When every part keeps its ``deals.csv`` (the evaluation writes one), the parts' deals are one sample:
 the win rate is their mean per-deal outcome and its 95% interval the evaluation's own
@@ -16,6 +17,12 @@ deals in match-seed order, then deal order, as if the parts were one sequential 
 ``sprt`` section says where it would have stopped (``deals``; null ``decision`` when it has not
 decided), and ``at_stop`` the win rate and interval of the deals up to that point.
 scripts/eval_search.sh uses it to stop a run in parts once the test decides.
+
+``--baseline FOLDERS`` compares A with another agent (the baseline) that played the same opponent on
+the same deals (the same match seeds, hence the same deal seeds, both kept in deals.csv): the
+output's ``paired`` section holds the mean per-deal difference A minus baseline and its 95%
+t-interval over the deals (each deal one paired observation, the sharper comparison: both agents
+met the same cards).
 """
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from experiments.evaluation.sprt import PAIR_OUTCOMES, decide, llr_path, parse_sprt, result
 from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, deal_interval, mean_ci, wilson_ci
@@ -34,32 +41,61 @@ PARTS_METHOD = ("t-interval over the parts' win rates widened to the Wilson inte
                 "(parts without deals.csv)")
 
 
-def _deal_scores(folder: Path, agents: List[str]) -> Optional[List[float]]:
-    """The per-deal scores of A in a part's ``deals.csv`` (deal order), None when the part has none.
-    ValueError naming the file when it is not the duel's."""
+def _deal_scores(folder: Path, agents: List[str]) -> Optional[List[Tuple[str, float]]]:
+    """The deals of a part's ``deals.csv`` in deal order, each (deal seed, A's score), None when the
+    part has none.  ValueError naming the file when it is not the duel's."""
     f = folder / "deals.csv"
     if not f.is_file():
         return None
     with f.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     try:
-        rows = sorted(((int(r["deal"]), [r["agent_a"], r["agent_b"]], float(r["score"])) for r in rows),
-                      key=lambda r: r[0])
+        rows = sorted(((int(r["deal"]), [r["agent_a"], r["agent_b"]], (r["seed"], float(r["score"])))
+                       for r in rows), key=lambda r: r[0])
     except KeyError as e:
         raise ValueError(f"{f}: not an evaluation's deals.csv (no column {e})") from None
     except (TypeError, ValueError):
         raise ValueError(f"{f}: not an evaluation's deals.csv (a deal number or score is not a number)") from None
     if any(pair != agents for _, pair, _ in rows):
         raise ValueError(f"{f}: its deals are not of the duel {agents[0]} against {agents[1]}")
-    scores = [score for _, _, score in rows]
-    if not all(any(math.isclose(s, x) for x in PAIR_OUTCOMES) for s in scores):
+    scores = [deal for _, _, deal in rows]
+    if not all(any(math.isclose(s, x) for x in PAIR_OUTCOMES) for _, s in scores):
         raise ValueError(f"{f}: a deal's score is not a duplicate-deal outcome (0, 1/4, 1/2, 3/4, 1)")
     return scores
 
 
-def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None) -> Dict[str, Any]:
+def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None,
+         baseline: Optional[List[Path]] = None) -> Dict[str, Any]:
     """The pooled duel of the part folders that hold a ``results.json`` (ValueError naming the problem)."""
     test = parse_sprt(sprt_tokens) if sprt_tokens is not None else None
+    out, deals = _pooled(folders, test is not None or baseline is not None)
+    scores = [s for _, s in deals] if deals is not None else None
+    if test is not None:
+        path, _ = llr_path(scores, test)
+        stop = next((i for i, v in enumerate(path) if decide(float(v), test) is not None), len(path) - 1)
+        kept = scores[:stop + 1]
+        out["sprt"] = result(test, float(path[stop]), len(kept))
+        out["at_stop"] = {"deals": len(kept), "win_rate": math.fsum(kept) / len(kept),
+                          "win_rate_ci": list(deal_interval(kept))}
+    if baseline is not None:
+        other, other_deals = _pooled(baseline, True)
+        if other["agents"][1] != out["agents"][1]:
+            raise ValueError(f"the baseline's opponent is {other['agents'][1]}, not {out['agents'][1]}")
+        if [seed for seed, _ in other_deals] != [seed for seed, _ in deals]:
+            raise ValueError("the baseline's parts are not the same deals (their match seeds or deal seeds differ)")
+        diffs = [a - b for (_, a), (_, b) in zip(deals, other_deals)]
+        mean, ci = mean_ci(diffs, -1.0, 1.0)
+        out["paired"] = {"baseline": other["agents"][0], "baseline_win_rate": other["win_rate"],
+                         "baseline_win_rate_ci": other["win_rate_ci"], "deals": len(diffs),
+                         "difference": mean, "difference_ci": ci,
+                         "method": "mean per-deal difference (A's score less the baseline's on the same deal), "
+                                   "95% t-interval over the deals"}
+    return out
+
+
+def _pooled(folders: List[Path], need_deals: bool) -> Tuple[Dict[str, Any], Optional[List[Tuple[str, float]]]]:
+    """The pooled summary of some parts and, when every part kept its deals.csv, their deals in match-seed,
+    then deal order (ValueError when ``need_deals`` and a part has none)."""
     parts = []
     for folder in folders:
         f = folder / "results.json"
@@ -91,29 +127,24 @@ def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None) -> Dict[s
                            "wins": [sum(p["wins"][i] for _, p in parts) for i in range(2)],
                            "draws": sum(p["draws"] for _, p in parts)}
     if all(s is not None for s in per_part):
-        scores = [x for s in per_part for x in s]
-        if len(scores) != deals:
-            raise ValueError(f"the parts' deals.csv hold {len(scores)} deals where their results.json count {deals}")
+        played = [x for s in per_part for x in s]
+        if len(played) != deals:
+            raise ValueError(f"the parts' deals.csv hold {len(played)} deals where their results.json count {deals}")
+        scores = [x for _, x in played]
         out.update(win_rate=math.fsum(scores) / len(scores), win_rate_ci=list(deal_interval(scores)),
                    method="per-deal outcomes of every part pooled; " + DEAL_INTERVAL_METHOD)
     else:
-        if test is not None:
-            raise ValueError("--sprt needs every part's deals.csv (the per-deal outcomes, in order)")
+        played = None
+        if need_deals:
+            raise ValueError("--sprt and --baseline need every part's deals.csv (the per-deal outcomes, in order)")
         rates = [p["win_rate"] for _, p in parts]
         m, ci = mean_ci(rates, 0.0, 1.0)
         w = wilson_ci(m, deals)
         if ci is not None and w is not None:
             ci = [min(ci[0], w[0]), max(ci[1], w[1])]
         out.update(win_rate=m, win_rate_ci=ci, method=PARTS_METHOD)
-    if test is not None:
-        path, _ = llr_path(scores, test)
-        stop = next((i for i, v in enumerate(path) if decide(float(v), test) is not None), len(path) - 1)
-        kept = scores[:stop + 1]
-        out["sprt"] = result(test, float(path[stop]), len(kept))
-        out["at_stop"] = {"deals": len(kept), "win_rate": math.fsum(kept) / len(kept),
-                          "win_rate_ci": list(deal_interval(kept))}
     out["seeds"] = sorted(seeds)
-    return out
+    return out, played
 
 
 def main(argv) -> int:
@@ -121,9 +152,12 @@ def main(argv) -> int:
     ap.add_argument("folders", nargs="+", type=Path, help="evaluation folders (parts) of one duel")
     ap.add_argument("--sprt", nargs="*", metavar="KEY=VALUE", default=None,
                     help="replay the sequential test over the pooled deals (the tokens of handfoot evaluate --sprt)")
+    ap.add_argument("--baseline", nargs="+", type=Path, metavar="FOLDER", default=None,
+                    help="parts of another agent against the same opponent on the same match seeds: "
+                         "the paired per-deal difference")
     args = ap.parse_args(argv)
     try:
-        out = pool(args.folders, args.sprt)
+        out = pool(args.folders, args.sprt, args.baseline)
     except ValueError as e:
         print(f"pool_evaluations: error: {e}", file=sys.stderr)
         return 2

@@ -230,6 +230,24 @@ def test_pool_evaluations_gives_the_evaluations_per_deal_interval_and_replays_th
     assert out["at_stop"]["win_rate"] == pytest.approx(sum(in_order[:stop + 1]) / (stop + 1))
     assert pool.main([str(f) for f in folders] + ["--sprt", "h0=0.7", "h1=0.5"]) == 2
     assert "H0 must be below H1" in capsys.readouterr().err
+    # the same deals played by a baseline: the paired per-deal difference
+    base = []
+    for i, scores in enumerate(parts):
+        base.append(tmp_path / f"b{i}")
+        _part(base[-1], 100 - i, [max(0.0, x - 0.25) for x in scores], agents=("champion", "champion"))
+    assert pool.main([str(f) for f in folders] + ["--baseline"] + [str(f) for f in base]) == 0
+    paired = json.loads(capsys.readouterr().out)["paired"]
+    diffs = [x - max(0.0, x - 0.25) for x in in_order]
+    assert paired["baseline"] == "champion" and paired["deals"] == 48
+    assert paired["difference"] == pytest.approx(sum(diffs) / 48)
+    lo, hi = paired["difference_ci"]
+    assert lo < paired["difference"] < hi
+    assert pool.main([str(f) for f in folders] + ["--baseline"] + [str(f) for f in base[:-1]]) == 2
+    assert "not the same deals" in capsys.readouterr().err
+    other = tmp_path / "other"
+    _part(other, 1, [1.0, 1.0], agents=("champion", "strategic"))
+    assert pool.main([str(folders[0]), "--baseline", str(other)]) == 2
+    assert "opponent is strategic" in capsys.readouterr().err
     # a part whose deals.csv is another duel's, or not a deals.csv, is named
     (folders[0] / "deals.csv").write_text((folders[0] / "deals.csv").read_text().replace("champion", "greedy"))
     assert pool.main([str(f) for f in folders]) == 2
