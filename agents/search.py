@@ -162,6 +162,7 @@ class SearchAgent(Agent):
         self.base_spec = base
         self.forward = _Forward(self.policy)
         self._batches: Dict[int, CoreBatch] = {}
+        self._cut = False
         self.np_rng = np.random.default_rng(self.seed)
         self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "withdrawn": 0,
                                         "seconds": 0.0, "cut": 0, "ticks": 0}
@@ -198,13 +199,16 @@ class SearchAgent(Agent):
             return best
         cands = [legal[int(i)] for i in order[:self.candidates]]
         start, cpu = time.perf_counter(), time.process_time()
-        mean, se = self._gains(view, cands, self.worlds)
+        deadline = start + self.max_seconds                  # one bound for the whole search, confirmation included
+        self._cut = False
+        mean, se = self._gains(view, cands, self.worlds, deadline)
         pick = int(np.argmax(mean))
         departs = pick != 0 and mean[pick] > self.z * se[pick]
         if departs and self.confirm:
-            again, se2 = self._gains(view, [cands[0], cands[pick]], self.confirm)
+            again, se2 = self._gains(view, [cands[0], cands[pick]], self.confirm, deadline)
             departs = again[1] > self.z * se2[1]
             self.stats["withdrawn"] += not departs
+        self.stats["cut"] += self._cut
         spent = time.perf_counter() - start
         self.search_cpu_seconds.append(time.process_time() - cpu)
         self.stats["searched"] += 1
@@ -215,10 +219,10 @@ class SearchAgent(Agent):
         self.stats["deviated"] += 1
         return cands[pick]
 
-    def _gains(self, view, cands: List[int], n: int):
+    def _gains(self, view, cands: List[int], n: int, deadline: float):
         """Each candidate's mean gain over the first (the base policy's choice), paired world by world
         over ``n`` fresh worlds, and its standard error."""
-        gain = self._evaluate(view, cands, n)
+        gain = self._evaluate(view, cands, n, deadline)
         gain = gain - gain[:, :1]
         se = gain.std(axis=0, ddof=1) / np.sqrt(gain.shape[0]) if gain.shape[0] > 1 else np.zeros(len(cands))
         return gain.mean(axis=0), se
@@ -236,8 +240,10 @@ class SearchAgent(Agent):
         pick = rng.choice(len(pool), size=n, replace=True, p=weights / weights.sum())
         return [pool[i] for i in pick]
 
-    def _evaluate(self, view, cands: List[int], n: int) -> np.ndarray:
-        """The score of each candidate in each of ``n`` fresh worlds: ``(n, candidates)``."""
+    def _evaluate(self, view, cands: List[int], n: int, deadline: Optional[float] = None) -> np.ndarray:
+        """The score of each candidate in each of ``n`` fresh worlds: ``(n, candidates)``; the rollouts
+        still running at ``deadline`` (``perf_counter`` time; default ``max_seconds`` from now) are
+        scored as they stand."""
         worlds = self._worlds(view, n)
         nw, nc = len(worlds), len(cands)
         rows = nw * nc
@@ -252,7 +258,8 @@ class SearchAgent(Agent):
         b.step(np.repeat(np.asarray(cands, dtype=np.int64), nw))
         S, nt = b.S, view.num_teams
         nrs0 = int(S[0, L.NRS])
-        deadline = time.perf_counter() + self.max_seconds
+        if deadline is None:
+            deadline = time.perf_counter() + self.max_seconds
         ticks = 0
         acts = np.full(rows, -2, dtype=np.int64)
         forward = self.forward
@@ -262,7 +269,7 @@ class SearchAgent(Agent):
                 break
             if (self.horizon and ticks >= self.horizon) or time.perf_counter() > deadline:
                 if not self.horizon or ticks < self.horizon:
-                    self.stats["cut"] += 1
+                    self._cut = True
                 break
             logits = forward(b.obs[running])
             logits = np.where(b.mask[running] > 0, logits, -np.inf)

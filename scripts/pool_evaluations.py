@@ -15,7 +15,9 @@ deals (the evaluation's former interval); the output's ``method`` says which.
 ``--sprt TOKENS`` (the tokens of ``handfoot evaluate --sprt``) replays the sequential test over the
 deals in match-seed order, then deal order, as if the parts were one sequential match: the output's
 ``sprt`` section says where it would have stopped (``deals``; null ``decision`` when it has not
-decided), and ``at_stop`` the win rate and interval of the deals up to that point.
+decided), and ``at_stop`` the win rate and interval of the deals up to that point (a fixed-sample
+interval: after a sequential stop it covers somewhat less than 95% and the win rate is biased
+towards the hypothesis accepted, so read the decision, not that interval).
 scripts/eval_search.sh uses it to stop a run in parts once the test decides.
 
 ``--baseline FOLDERS`` compares A with another agent (the baseline) that played the same opponent on
@@ -37,6 +39,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from experiments.evaluation.sprt import PAIR_OUTCOMES, decide, llr_path, parse_sprt, result
 from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, deal_interval, mean_ci, wilson_ci
 
+_KEYS = ("agents", "deals", "seed", "wins", "draws", "win_rate")
 PARTS_METHOD = ("t-interval over the parts' win rates widened to the Wilson interval over deals "
                 "(parts without deals.csv)")
 
@@ -81,8 +84,12 @@ def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None,
         other, other_deals = _pooled(baseline, True)
         if other["agents"][1] != out["agents"][1]:
             raise ValueError(f"the baseline's opponent is {other['agents'][1]}, not {out['agents'][1]}")
-        if [seed for seed, _ in other_deals] != [seed for seed, _ in deals]:
-            raise ValueError("the baseline's parts are not the same deals (their match seeds or deal seeds differ)")
+        mine, theirs = [seed for seed, _ in deals], [seed for seed, _ in other_deals]
+        if mine != theirs:
+            at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+            raise ValueError(f"the baseline's parts are not the same deals: {len(mine)} deals against {len(theirs)}, "
+                             f"the first to differ is deal {at + 1} in seed order (match seeds {out['seeds'][0]} on "
+                             f"one side, {other['seeds'][0]} on the other at the start)")
         diffs = [a - b for (_, a), (_, b) in zip(deals, other_deals)]
         mean, ci = mean_ci(diffs, -1.0, 1.0)
         out["paired"] = {"baseline": other["agents"][0], "baseline_win_rate": other["win_rate"],
@@ -106,19 +113,21 @@ def _pooled(folders: List[Path], need_deals: bool) -> Tuple[Dict[str, Any], Opti
                 raise ValueError(f"{f}: not JSON ({e.msg}, line {e.lineno})") from None
             if not isinstance(res, dict) or res.get("mode") != "duel":
                 raise ValueError(f"{f} is not a duel of two agents")
+            missing = [k for k in _KEYS if k not in res]
+            if missing:
+                raise ValueError(f"{f}: not an evaluation's results.json (no {missing[0]!r})")
+            if not isinstance(res["deals"], int) or res["deals"] < 1:
+                raise ValueError(f"{f}: a part has no deals")
             parts.append((folder, res))
     if not parts:
         raise ValueError("no folder with a results.json given")
     agents = {tuple(p["agents"]) for _, p in parts}
-    sizes = {p["deals"] for _, p in parts}
-    if len(agents) != 1 or len(sizes) != 1:
-        raise ValueError(f"the parts differ in agents {sorted(agents)} or deals {sorted(sizes)}")
+    if len(agents) != 1:
+        raise ValueError(f"the parts differ in agents {sorted(agents)}")
     seeds = [p["seed"] for _, p in parts]
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"two parts have the same match seed ({sorted(s for s in seeds if seeds.count(s) > 1)[0]}): "
                          "their deals are the same deals")
-    if any(not isinstance(p["deals"], int) or p["deals"] < 1 for _, p in parts):
-        raise ValueError("a part has no deals")
     parts.sort(key=lambda fp: fp[1]["seed"])
     names = list(agents.pop())
     per_part = [_deal_scores(folder, names) for folder, _ in parts]
@@ -137,6 +146,12 @@ def _pooled(folders: List[Path], need_deals: bool) -> Tuple[Dict[str, Any], Opti
         played = None
         if need_deals:
             raise ValueError("--sprt and --baseline need every part's deals.csv (the per-deal outcomes, in order)")
+        sizes = {p["deals"] for _, p in parts}
+        if len(sizes) != 1:
+            raise ValueError(f"parts without deals.csv are pooled as samples of one size; these differ in deals "
+                             f"{sorted(sizes)}")
+        print(f"pool_evaluations: note: {sum(s is None for s in per_part)} of {len(parts)} parts have no deals.csv: "
+              "the interval is the former one over parts", file=sys.stderr)
         rates = [p["win_rate"] for _, p in parts]
         m, ci = mean_ci(rates, 0.0, 1.0)
         w = wilson_ci(m, deals)

@@ -134,12 +134,32 @@ def test_confirm_departs_only_where_the_first_test_did_and_fresh_worlds_agree():
         assert sa["withdrawn"] == 0 and sb["deviated"] + sb["withdrawn"] == sa["deviated"]
         if sb["deviated"]:
             assert b == a
+        elif sb["withdrawn"]:                 # withdrawn: the base policy's own choice
+            champ = make_agent("champion")
+            champ.reset(q, g.rules, 0)
+            assert b == agent_action(champ, g, q) != a
         searched += sb["searched"]
         departed += sb["deviated"]
         withdrawn += sb["withdrawn"]
     assert searched >= 4 and departed >= 1 and withdrawn >= 1, (searched, departed, withdrawn)
     with pytest.raises(ValueError, match="confirm"):
         make_agent("search(confirm=-1)")
+
+
+def test_decisions_are_those_recorded_before_confirm_existed():
+    """With ``confirm=0`` (the default) a search draws the same worlds and decides as the agent did
+    before the second test was added: actions, departures and the generator's next draw at four
+    positions, recorded with that agent."""
+    got = []
+    for seed, actions in [(5, 10), (6, 30), (7, 55), (8, 80)]:
+        g = _position(seed=seed, actions=actions)
+        q = g.current
+        agent = make_agent("search(worlds=4, candidates=3, z=0.5, confident=1.0, horizon=15)", seed=0)
+        agent.reset(q, g.rules, 9)
+        obs = {"observation": encode_observation(g, q), "action_mask": action_mask(g, q)}
+        a = agent.act(obs, seat_view(g, q))
+        got.append((a, int(agent.stats["deviated"]), int(agent.np_rng.integers(1 << 30))))
+    assert got == [(11, 1, 339485714), (1, 0, 731279587), (11, 0, 375986673), (258, 1, 772052064)]
 
 
 def test_bench_search_row_counts_games_and_searches(tmp_path):
@@ -175,7 +195,7 @@ def _part(folder, seed, scores=None, agents=("search", "champion"), rate=None, w
     folder.mkdir()
     if scores is not None:
         rate = sum(scores) / len(scores)
-        wins = [round(4 * sum(scores)), round(4 * (len(scores) - sum(scores)))]
+        wins = [round(2 * sum(scores)), round(2 * (len(scores) - sum(scores)))]     # two games a deal
         lines = ["agent_a,agent_b,deal,seed,result_g0,result_g1,diff_g0,diff_g1,score"]
         lines += [f"{agents[0]},{agents[1]},{i},{seed * 10 + i},0,0,0,0,{x}" for i, x in enumerate(scores)]
         (folder / "deals.csv").write_text("\n".join(lines) + "\n")
@@ -202,12 +222,18 @@ def test_pool_evaluations_joins_parts_of_one_duel(tmp_path, capsys):
                                                               "seed": 1}))
     assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 2
     assert "differ" in capsys.readouterr().err
+    (tmp_path / "p1" / "results.json").write_text(json.dumps({"mode": "duel", "agents": ["search", "champion"],
+                                                              "deals": 2, "win_rate": 1, "wins": [4, 0], "draws": 0}))
+    assert pool.main([str(tmp_path / f"p{i}") for i in range(3)]) == 2
+    assert "p1/results.json: not an evaluation's results.json (no 'seed')" in capsys.readouterr().err
 
 
 def test_pool_evaluations_gives_the_evaluations_per_deal_interval_and_replays_the_sprt(tmp_path, capsys):
     import json
+    import math
+    import statistics
     from experiments.evaluation.sprt import llr_path, parse_sprt
-    from experiments.evaluation.stats import deal_interval
+    from experiments.evaluation.stats import deal_interval, t975
     pool = _pool_script()
     parts = [[1.0, 0.5], [0.75, 1.0], [0.5, 0.25], [1.0, 1.0], [0.0, 1.0], [1.0, 0.75]] * 4
     folders = []
@@ -240,8 +266,8 @@ def test_pool_evaluations_gives_the_evaluations_per_deal_interval_and_replays_th
     diffs = [x - max(0.0, x - 0.25) for x in in_order]
     assert paired["baseline"] == "champion" and paired["deals"] == 48
     assert paired["difference"] == pytest.approx(sum(diffs) / 48)
-    lo, hi = paired["difference_ci"]
-    assert lo < paired["difference"] < hi
+    half = t975(47) * statistics.stdev(diffs) / math.sqrt(48)
+    assert paired["difference_ci"] == pytest.approx([sum(diffs) / 48 - half, sum(diffs) / 48 + half])
     assert pool.main([str(f) for f in folders] + ["--baseline"] + [str(f) for f in base[:-1]]) == 2
     assert "not the same deals" in capsys.readouterr().err
     other = tmp_path / "other"
