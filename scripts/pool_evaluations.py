@@ -92,7 +92,8 @@ def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None,
                              f"one side, {other['seeds'][0]} on the other at the start)")
         diffs = [a - b for (_, a), (_, b) in zip(deals, other_deals)]
         mean, ci = mean_ci(diffs, -1.0, 1.0)
-        out["paired"] = {"baseline": other["agents"][0], "baseline_win_rate": other["win_rate"],
+        out["paired"] = {"baseline": other["agents"][0], "baseline_wins": other["wins"],
+                         "baseline_win_rate": other["win_rate"],
                          "baseline_win_rate_ci": other["win_rate_ci"], "deals": len(diffs),
                          "difference": mean, "difference_ci": ci,
                          "method": "mean per-deal difference (A's score less the baseline's on the same deal), "
