@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from experiments.evaluation.sprt import PAIR_OUTCOMES, decide, llr_path, parse_sprt, result
+from experiments.evaluation.sprt import PAIR_OUTCOMES, first_decision, llr_path, parse_sprt, result
 from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, deal_interval, mean_ci, wilson_ci
 
 _KEYS = ("agents", "deals", "seed", "wins", "draws", "win_rate")
@@ -75,7 +75,8 @@ def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None,
     scores = [s for _, s in deals] if deals is not None else None
     if test is not None:
         path, _ = llr_path(scores, test)
-        stop = next((i for i, v in enumerate(path) if decide(float(v), test) is not None), len(path) - 1)
+        stop = first_decision(path, test)
+        stop = len(path) - 1 if stop is None else stop
         kept = scores[:stop + 1]
         out["sprt"] = result(test, float(path[stop]), len(kept))
         out["at_stop"] = {"deals": len(kept), "win_rate": math.fsum(kept) / len(kept),

@@ -173,6 +173,11 @@ def decide(llr: float, test: Sprt) -> Optional[str]:
     return None
 
 
+def first_decision(path: Sequence[float], test: Sprt) -> Optional[int]:
+    """The index of the first LLR of ``path`` outside the bounds (None: none is)."""
+    return next((i for i, v in enumerate(path) if decide(float(v), test) is not None), None)
+
+
 def result(test: Sprt, llr: float, deals: int) -> Dict[str, Any]:
     """The ``sprt`` section of results.json."""
     return {"llr": round(float(llr), 6), "lower": round(test.lower, 6), "upper": round(test.upper, 6),
@@ -191,10 +196,10 @@ def run_sequential(test: Sprt, cap: int, batch: int, play: Callable[[int, int], 
     for start in range(0, cap, batch):
         deals = play(start, min(cap, start + batch))
         path, counts = llr_path([deal_score(d) for d in deals], test, counts)
-        for i, v in enumerate(path):
-            if decide(v, test) is not None:
-                kept.extend(deals[:i + 1])
-                return kept, result(test, v, len(kept))
+        i = first_decision(path, test)
+        if i is not None:
+            kept.extend(deals[:i + 1])
+            return kept, result(test, path[i], len(kept))
         kept.extend(deals)
         if len(path):
             llr = path[-1]
