@@ -100,3 +100,31 @@ def test_seat_view_read_from_the_row_is_the_reference_view(rules):
             legal = g.legal_actions()
             g.apply_legal(legal[rng.randrange(len(legal))])
     assert checked > 500
+
+
+@pytest.mark.parametrize("rules", ["pagat", "bicycle", "six_player", "individual"])
+def test_critic_state_read_from_the_row_is_the_reference_state(rules):
+    """The centralised critic's input at every decision of the compiled sampler: every other step of
+    random play through whole games (feet picked up, rounds ended, a new deal's stock), into a
+    buffer that held another state before."""
+    import random
+
+    from handfoot_env.compiled import load
+    from handfoot_env.observation import encode_state
+    rng = random.Random(5)
+    g = load().CompiledGame(rules)
+    out = None
+    checked = rounds = 0
+    for seed in (3, 4):
+        g.reset(seed=seed)
+        while not g.game_over and g.action_count < 1500:
+            if g.action_count % 2 == 0:
+                want = encode_state(g.reference())
+                out = g.encode_state(out)
+                assert out.dtype == np.float32 and out.shape == want.shape
+                np.testing.assert_array_equal(out, want, err_msg=f"{rules} seed {seed} at {g.action_count}")
+                checked += 1
+            legal = g.legal_actions()
+            g.apply_legal(legal[rng.randrange(len(legal))])
+        rounds += g.rounds_finished
+    assert checked > 300 and rounds >= 1

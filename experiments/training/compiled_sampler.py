@@ -13,7 +13,6 @@ from experiments.training.sampler import Sampler
 from experiments.training.selfplay import shaping_potential
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.compiled import layout
-from handfoot_env.observation import encode_state
 
 L_CURRENT = layout.CURRENT
 
@@ -27,8 +26,8 @@ class CompiledSampler(Sampler):
     is its player to act's, written by the kernel that applied it; a tick reads the network seats'
     observations from there and applies every game's action in one kernel call.  Heuristic seats get
     their :class:`~handfoot_env.view.SeatView` read from the row
-    (``CompiledGame.seat_view``); the centralised critic's state and the shaping potential are computed
-    on a reference ``Game`` built from the row (``CompiledGame.reference``).
+    (``CompiledGame.seat_view``), and the centralised critic its state (``CompiledGame.encode_state``);
+    the shaping potential is computed on a reference ``Game`` built from the row (``CompiledGame.reference``).
     """
 
     def _make_games(self, rules: Any, n: int) -> List[Any]:
@@ -78,7 +77,7 @@ class CompiledSampler(Sampler):
         self.games[i].observe(p, out, self._mask1)
 
     def _state(self, i: int) -> np.ndarray:
-        return encode_state(self.games[i].reference())
+        return self.games[i].encode_state()
 
     def _step_all(self, players: List[int], acts: np.ndarray) -> None:
         for g, p, a in zip(self.games, players, acts.tolist()):

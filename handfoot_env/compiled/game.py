@@ -172,6 +172,25 @@ class CompiledGame:
         b = self._batch
         return observe_seat(self._row, b.R, seat, obs, mask, b._legal, b.ro, b.wo)
 
+    def encode_state(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """:func:`handfoot_env.observation.encode_state` of this game, read from the row (no reference
+        built): player 0's observation, then every player's hand and foot counts, then the stock's counts
+        by kind; into ``out`` (float32, ``state_size`` long) when given.  The batched samplers' centralised
+        critic reads it at every decision; tests/test_compiled_core.py holds it to the reference's."""
+        if self._handed:
+            self._sync()
+        b, s = self._batch, self._row
+        n, K = self.n, NUM_KINDS
+        size = b.obs.shape[1]
+        if out is None:
+            out = np.empty(size + 2 * K * n + K, dtype=np.float32)
+        observe_seat(s, b.R, 0, out[:size], np.empty(NUM_ACTIONS, dtype=np.int8), b._legal, b.ro, b.wo)
+        hf = out[size:size + 2 * K * n].reshape(n, 2, K)
+        hf[:, 0] = s[L.HANDS:L.HANDS + K * n].reshape(n, K)
+        hf[:, 1] = s[L.FEET:L.FEET + K * n].reshape(n, K)
+        out[size + 2 * K * n:] = np.bincount(s[L.STOCK:L.STOCK + s.item(L.STOCK_LEN)], minlength=K)
+        return out
+
     # --------------------------------------------------------------- reading
     # (the AEC env reads these several times a step: ``ndarray.item`` and an inline test of
     # ``_handed`` keep them cheap)
