@@ -176,7 +176,7 @@ class CompiledGame:
         """:func:`handfoot_env.observation.encode_state` of this game, read from the row (no reference
         built): player 0's observation, then every player's hand and foot counts, then the stock's counts
         by kind; into ``out`` (float32, ``state_size`` long) when given.  The batched samplers' centralised
-        critic reads it at every decision; tests/test_compiled_core.py holds it to the reference's."""
+        critic reads it at every decision; tests/test_compiled_sampler.py holds it to the reference's."""
         if self._handed:
             self._sync()
         b, s = self._batch, self._row
