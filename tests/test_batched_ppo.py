@@ -430,3 +430,55 @@ def test_with_a_core_for_each_the_helper_never_waits_for_the_samplers(monkeypatc
         learner = batched_ppo.BatchedPPO(cfg)
         learner.setup(RunContext(seed=0, samplers_busy=lambda: True), None)
         assert learner.sampler_busy() is waits
+
+
+def test_anneal_lr_lowers_the_rate_linearly_over_the_run_and_across_a_resume(tmp_path):
+    cfg = tiny_config(tmp_path, total_timesteps=512, ppo={"n_epochs": 1, "anneal_lr": True, "learning_rate": 1e-3},
+                      checkpoint_every=0)
+    run = Path(train(cfg, quiet=True)["run"])
+    recs = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    rollouts = [r["timesteps"] for r in recs if r["kind"] == "rollout"]
+    rates = [r["learning_rate"] for r in recs if r["kind"] == "update"]
+    assert len(rates) == len(rollouts) >= 3
+    # each update's rate: the fraction of the run still to come before its rollout
+    before = [0] + rollouts[:-1]
+    np.testing.assert_allclose(rates, [1e-3 * (1 - t / 512) for t in before], rtol=1e-6)
+    assert rates[0] == pytest.approx(1e-3) and rates == sorted(rates, reverse=True) and rates[-1] < 1e-3 / 2
+    # a resume with a longer run goes on from where the checkpoint stood, against the new total
+    assert train_main(["--resume", str(run), "--set", "total_timesteps=1024", "--quiet"]) == 0
+    recs = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    rollouts = [r["timesteps"] for r in recs if r["kind"] == "rollout"]
+    later = [r["learning_rate"] for r in recs if r["kind"] == "update"][len(rates):]
+    first_after = rollouts[len(rates) - 1]
+    assert later[0] == pytest.approx(1e-3 * (1 - first_after / 1024))
+    # off (the default): the rate stays the configured one
+    flat = Path(train(tiny_config(tmp_path / "flat", total_timesteps=256, checkpoint_every=0), quiet=True)["run"])
+    rates = {json.loads(x)["learning_rate"] for x in (flat / "metrics.jsonl").read_text().splitlines()
+             if json.loads(x)["kind"] == "update"}
+    assert rates == {TrainConfig().ppo.learning_rate}
+
+
+def test_anneal_lr_is_refused_where_the_backend_cannot_anneal():
+    from experiments.config import ConfigError
+    from experiments.training.config import validate_rllib
+    cfg = TrainConfig()
+    cfg.ppo.anneal_lr, cfg.ppo.target_kl = True, None
+    with pytest.raises(ConfigError, match="ppo.anneal_lr"):
+        validate_rllib(cfg)
+
+
+def test_sb3_gets_a_linear_schedule_when_annealing(tmp_path):
+    from experiments.training.config import env_kwargs
+    from experiments.training.sb3 import build_model
+    from experiments.training.sb3_env import make_vec_env
+    cfg = TrainConfig()
+    cfg.ppo.anneal_lr, cfg.ppo.learning_rate = True, 2e-3
+    cfg.network.pi, cfg.network.vf = [8], [8]
+    venv = make_vec_env(env_kwargs(cfg), 1, 0, subprocess=False)
+    try:
+        model = build_model(cfg, venv, 0)
+        assert model.lr_schedule(1.0) == pytest.approx(2e-3) and model.lr_schedule(0.25) == pytest.approx(5e-4)
+        cfg.ppo.anneal_lr = False
+        assert build_model(cfg, venv, 0).lr_schedule(0.25) == pytest.approx(2e-3)
+    finally:
+        venv.close()

@@ -240,6 +240,7 @@ class BatchedPPO(TorchLearner):
                                  net.centralised_critic).to(self.device)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
         self.rng = np.random.Generator(np.random.PCG64(int(run.seed)))       # minibatch order
+        self.timesteps = int(run.timesteps)                                   # learner decisions before the next update
         self.restore(run.resume if checkpoint is not None else None)
         if self.device.type != "cpu":
             self.parallel = False                   # a GPU's kernels run beside the update's thread already
@@ -303,6 +304,10 @@ class BatchedPPO(TorchLearner):
     def ppo_update(self, batch: Dict[str, Any], helper: Optional[ThreadPoolExecutor]) -> Dict[str, float]:
         """:meth:`update`; ``helper``: the thread for the critic's parts, or None (all in this one)."""
         p, dev = self.cfg.ppo, self.device
+        lr = self.learning_rate()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.timesteps += int(batch["decisions"])
         t = self.tensors(batch)
         critic = Part(self.beside(helper), self.values_and_advantages, t, batch)
         old_logp, weight = self.reference_policy(t.obs, t.mask, t.act, th.from_numpy(batch["logp"]).to(dev))
@@ -332,7 +337,15 @@ class BatchedPPO(TorchLearner):
         return {"entropy_loss": mean(stats["ent"]), "policy_gradient_loss": mean(stats["pg"]),
                 "value_loss": mean(stats["vf"]), "approx_kl": mean(stats["kl"]), "clip_fraction": mean(stats["cf"]),
                 "loss": mean(stats["loss"]), "explained_variance": ev, "n_updates": float(self.n_updates),
-                "clip_range": float(p.clip_range), "learning_rate": float(p.learning_rate), "samples": float(len(rows))}
+                "clip_range": float(p.clip_range), "learning_rate": lr, "samples": float(len(rows))}
+
+    def learning_rate(self) -> float:
+        """The next update's learning rate: ``ppo.learning_rate``, times the fraction of
+        ``total_timesteps`` still to come when ``ppo.anneal_lr`` is on."""
+        p = self.cfg.ppo
+        if not p.anneal_lr:
+            return float(p.learning_rate)
+        return float(p.learning_rate) * max(0.0, 1.0 - self.timesteps / max(1, int(self.cfg.total_timesteps)))
 
     def critic_step(self, critic_in: th.Tensor, returns: th.Tensor, mb: th.Tensor) -> th.Tensor:
         """The critic's part of a minibatch: value loss and its gradients (the critic's own)."""

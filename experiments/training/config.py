@@ -24,7 +24,10 @@ class PPOConfig:
     """MaskablePPO hyperparameters (SB3 names)."""
 
     learning_rate: float = 3e-4
-    """Adam learning rate (constant)."""
+    """Adam learning rate (constant unless ``anneal_lr``)."""
+    anneal_lr: bool = False
+    """Lower the learning rate linearly from ``learning_rate`` at the first update to 0 at
+    ``total_timesteps`` (CleanRL's ``anneal_lr``; SB3's linear schedule); backends batched and sb3."""
     n_steps: int = 256
     """Transitions collected per environment per rollout; one update per rollout."""
     batch_size: int = 512
@@ -403,6 +406,8 @@ def validate_rllib(cfg: Any) -> RLlibConfig:
         raise ConfigError(f"shaping: {_UNSUPPORTED_NOTE} (set shaping.books and shaping.points to 0)")
     if cfg.ppo.target_kl is not None:
         raise ConfigError(f"ppo.target_kl: {_UNSUPPORTED_NOTE} (RLlib's PPO has no early stopping); use null")
+    if cfg.ppo.anneal_lr:
+        raise ConfigError(f"ppo.anneal_lr: {_UNSUPPORTED_NOTE} (the backends batched and sb3 anneal); use false")
     return s
 
 

@@ -56,7 +56,10 @@ def build_model(cfg: TrainConfig, venv, seed: int):
                          activation_fn=ACTIVATIONS[cfg.network.activation], ortho_init=cfg.network.ortho_init,
                          features_extractor_kwargs=fek)
     th.set_num_threads(cfg.torch_threads)
-    return MaskablePPO(HandFootPolicy, venv, learning_rate=p.learning_rate, n_steps=p.n_steps,
+    lr = float(p.learning_rate)
+    # SB3 calls a schedule with the fraction of the run still to come (progress_remaining)
+    schedule = (lambda remaining: lr * remaining) if p.anneal_lr else lr
+    return MaskablePPO(HandFootPolicy, venv, learning_rate=schedule, n_steps=p.n_steps,
                        batch_size=p.batch_size, n_epochs=p.n_epochs, gamma=p.gamma, gae_lambda=p.gae_lambda,
                        clip_range=p.clip_range, ent_coef=p.ent_coef, vf_coef=p.vf_coef,
                        max_grad_norm=p.max_grad_norm, target_kl=p.target_kl,
