@@ -446,3 +446,29 @@ def test_compare_sweeps_agrees_with_a_sweeps_own_comparison(tmp_path, capsys):
     assert got["x"]["summary"]["iqm"] == pytest.approx(ppo["summary"]["iqm"])
     with pytest.raises(SystemExit, match="has no variant 'nope' \\(it has ppo, dmc\\)"):
         compare_sweeps.main([f"{folder}:nope", f"{folder}:dmc"])
+
+
+def test_a_resumed_folder_keeps_what_its_sweep_json_knew_of_published_trials(tmp_path):
+    """The published trial folders keep results but not metrics.jsonl or the evaluation folder: the
+    rows read from them again keep the curves and going-out rates of the sweep.json written before."""
+    import shutil
+    from experiments.sweeps.report import collect
+    out = tmp_path / "main_job"
+    shutil.copytree(ROOT / "docs/results/sweeps/main_job", out)
+    published = {(v["name"], r["seed"]): r for v in json.loads((out / "sweep.json").read_text())["variants"]
+                 for r in v["trials"]}
+    assert not list((out / "trials").glob("*/metrics.jsonl"))
+    sweep = load_sweep(ROOT / "configs/sweeps/main_job.yaml")
+    rows = {(v["name"], r["seed"]): r for v in collect(sweep, out) for r in v["trials"]}
+    assert rows.keys() == published.keys()
+    for key, r in rows.items():
+        old = published[key]
+        assert r["status"] == "done" and r["value"] == old["value"] and r["curve"] == old["curve"] and r["curve"]
+        assert r["evaluation"]["strategic"]["going_out_rate"] == old["evaluation"]["strategic"]["going_out_rate"]
+    (out / "sweep.json").unlink()                # without it, the folders alone lose them
+    rows = [r for v in collect(sweep, out) for r in v["trials"]]
+    assert all(not r["curve"] for r in rows)
+    # another result for a trial (here its value) is not given the old row's curve
+    (out / "sweep.json").write_text(json.dumps({"variants": [{"name": k[0], "trials": [{**old, "value": 0.1}]}
+                                                             for k, old in published.items()]}))
+    assert all(not r["curve"] for v in collect(sweep, out) for r in v["trials"])

@@ -58,6 +58,7 @@ def record_timing(out: Path, **fields: Any) -> None:
 def collect(sweep: Sweep, out: Path) -> List[Dict[str, Any]]:
     """One entry per variant: ``{"name", "overrides", "trials": [row, ...]}`` (rows in seed order)."""
     st = read_state(out).get("trials", {})
+    before = _previous_rows(out)
     variants = []
     for v in sweep.variants:
         rows = []
@@ -73,6 +74,7 @@ def collect(sweep: Sweep, out: Path) -> List[Dict[str, Any]]:
                     row.update(status="failed", error=f"unreadable result: {type(e).__name__}: {e}")
                 else:
                     row.update(status="done", **r)
+                    _carry_over(row, before.get((v.name, s)))
             elif info.get("status") == "done" and isinstance(info.get("result"), dict):
                 row.update(status="done", **info["result"])         # reported by a Ray node (experiments.sweeps.tune)
             elif info.get("status") == "done":
@@ -85,6 +87,30 @@ def collect(sweep: Sweep, out: Path) -> List[Dict[str, Any]]:
             rows.append(row)
         variants.append({"name": v.name, "overrides": v.overrides, "trials": rows})
     return variants
+
+
+def _previous_rows(out: Path) -> Dict[Any, Dict[str, Any]]:
+    """The done rows of the folder's ``sweep.json`` as written before, by (variant, seed)."""
+    try:
+        data = json.loads((Path(out) / "sweep.json").read_text())
+        return {(v["name"], r["seed"]): r for v in data.get("variants", []) for r in v.get("trials", [])
+                if isinstance(r, dict) and r.get("status") == "done"}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def _carry_over(row: Dict[str, Any], old: Optional[Dict[str, Any]]) -> None:
+    """Keep what an earlier ``sweep.json`` knew of a finished trial whose folder no longer holds it: a
+    published trial folder keeps its results but not ``metrics.jsonl`` (the learning curve) or the
+    evaluation folder (the going-out rates).  Only for the same result (the same value and interval)."""
+    if not old or old.get("value") != row.get("value") or old.get("ci") != row.get("ci"):
+        return
+    if not row.get("curve") and old.get("curve"):
+        row["curve"] = old["curve"]
+    for o, e in (row.get("evaluation") or {}).items():
+        prev = (old.get("evaluation") or {}).get(o) or {}
+        if isinstance(e, dict) and e.get("going_out_rate") is None and prev.get("going_out_rate") is not None:
+            e["going_out_rate"] = prev["going_out_rate"]
 
 
 def _values(variant: Dict[str, Any]) -> List[float]:
