@@ -293,3 +293,23 @@ def test_readme_environment_snippet_runs_as_written():
     namespace: dict = {}
     exec(compile(block, "README.md", "exec"), namespace)      # a whole game with the snippet's own policy
     assert namespace["env"].unwrapped.game.phase == 3
+
+
+def test_the_published_quickstart_sweep_trials_are_the_quickstart_at_their_seeds():
+    """Each published trial of the quickstart's sweep is `quickstart.yaml` at that seed, field for field
+    and in the same order (the opponents' order decides which opponent a game draws): a change to the
+    main job's config that its published sweep did not run fails here."""
+    import yaml
+    from experiments.apps.experiment import load_experiment_config
+    from experiments.config import config_to_dict
+    trials = sorted((ROOT / "docs/results/sweeps/quickstart_anneal/trials").iterdir())
+    assert len(trials) >= 5
+    for t in trials:
+        seed = int(t.name.rsplit("-s", 1)[1])
+        published = yaml.safe_load((t / "config.yaml").read_text())
+        mine = config_to_dict(load_experiment_config(str(ROOT / "configs/experiments/quickstart.yaml"),
+                                                     [f"seed={seed}"]).train)
+        for d in (published, mine):
+            d.pop("run_dir"), d.pop("run_name")
+        assert list(published.items()) == list(mine.items()), t.name
+        assert list(published["opponents"]) == list(mine["opponents"]), t.name
