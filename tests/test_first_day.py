@@ -299,6 +299,8 @@ def test_the_published_quickstart_sweep_trials_are_the_quickstart_at_their_seeds
     """Each published trial of the quickstart's sweep is `quickstart.yaml` at that seed, field for field
     and in the same order (the opponents' order decides which opponent a game draws): a change to the
     main job's config that its published sweep did not run fails here."""
+    import dataclasses
+
     import yaml
     from experiments.apps.experiment import load_experiment_config
     from experiments.config import config_to_dict
@@ -313,3 +315,7 @@ def test_the_published_quickstart_sweep_trials_are_the_quickstart_at_their_seeds
             d.pop("run_dir"), d.pop("run_name")
         assert list(published.items()) == list(mine.items()), t.name
         assert list(published["opponents"]) == list(mine["opponents"]), t.name
+        # and the same evaluation after training
+        evaluation = json.loads((t / "experiment.json").read_text())["evaluation"]
+        cfg = load_experiment_config(str(ROOT / "configs/experiments/quickstart.yaml"))
+        assert evaluation == dataclasses.asdict(cfg.evaluation), t.name

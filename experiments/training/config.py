@@ -26,8 +26,11 @@ class PPOConfig:
     learning_rate: float = 3e-4
     """Adam learning rate (constant unless ``anneal_lr``)."""
     anneal_lr: bool = False
-    """Lower the learning rate linearly from ``learning_rate`` at the first update to 0 at
-    ``total_timesteps`` (CleanRL's ``anneal_lr``; SB3's linear schedule); backends batched and sb3."""
+    """Lower the learning rate linearly from ``learning_rate`` to 0 at ``total_timesteps``: each
+    update's rate is ``learning_rate`` times the fraction of the run still to come (batched: before its
+    rollout, so the first update has the full rate, as CleanRL's ``anneal_lr``; sb3: after it, SB3's
+    ``progress_remaining``); backends batched and sb3 (a resumed pickle checkpoint of SB3 keeps the
+    schedule it was saved with)."""
     n_steps: int = 256
     """Transitions collected per environment per rollout; one update per rollout."""
     batch_size: int = 512
