@@ -81,7 +81,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     learner.pipeline = pipeline          # the update as the config trains: pipelined, decoupled PPO
     model, adam, rng = (copy.deepcopy(learner.model.state_dict()), copy.deepcopy(learner.optimizer.state_dict()),
                         copy.deepcopy(learner.rng))
-    steps = learner.timesteps                  # the update's learning rate (ppo.anneal_lr) follows it
     times: Dict[bool, List[float]] = {False: [], True: []}
     after: Dict[bool, Dict[str, th.Tensor]] = {}
     for _ in range(args.repeats):
@@ -89,7 +88,6 @@ def main(argv: Optional[List[str]] = None) -> int:
             learner.model.load_state_dict(model)
             learner.optimizer.load_state_dict(copy.deepcopy(adam))
             learner.rng = copy.deepcopy(rng)
-            learner.timesteps = steps
             learner.parallel = parallel
             t = time.perf_counter()
             learner.update(batch)

@@ -240,7 +240,7 @@ class BatchedPPO(TorchLearner):
                                  net.centralised_critic).to(self.device)
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
         self.rng = np.random.Generator(np.random.PCG64(int(run.seed)))       # minibatch order
-        self.timesteps = int(run.timesteps)                                   # learner decisions before the next update
+        self.run = run                                                        # run.timesteps: the annealed rate's clock
         self.restore(run.resume if checkpoint is not None else None)
         if self.device.type != "cpu":
             self.parallel = False                   # a GPU's kernels run beside the update's thread already
@@ -307,7 +307,6 @@ class BatchedPPO(TorchLearner):
         lr = self.learning_rate()
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        self.timesteps += int(batch["decisions"])
         t = self.tensors(batch)
         critic = Part(self.beside(helper), self.values_and_advantages, t, batch)
         old_logp, weight = self.reference_policy(t.obs, t.mask, t.act, th.from_numpy(batch["logp"]).to(dev))
@@ -345,7 +344,7 @@ class BatchedPPO(TorchLearner):
         p = self.cfg.ppo
         if not p.anneal_lr:
             return float(p.learning_rate)
-        return float(p.learning_rate) * max(0.0, 1.0 - self.timesteps / max(1, int(self.cfg.total_timesteps)))
+        return float(p.learning_rate) * max(0.0, 1.0 - self.run.timesteps / max(1, int(self.cfg.total_timesteps)))
 
     def critic_step(self, critic_in: th.Tensor, returns: th.Tensor, mb: th.Tensor) -> th.Tensor:
         """The critic's part of a minibatch: value loss and its gradients (the critic's own)."""

@@ -39,7 +39,8 @@ class RunContext:
     resume: Optional[Path] = None
     """The checkpoint folder the session continues from (None: a new run); the learner reads its own files there."""
     timesteps: int = 0
-    """Learner decisions already made (at the checkpoint)."""
+    """Learner decisions already made: at the checkpoint when :meth:`Learner.setup` runs, then kept
+    current by the trainer after each iteration (a learner's schedules read it, e.g. ``ppo.anneal_lr``)."""
     quiet: bool = False
     """No progress or messages."""
     state: Dict[str, Any] = field(default_factory=dict)

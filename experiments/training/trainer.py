@@ -204,6 +204,7 @@ class Trainer:
                          state=self.state, snapshots=self.snapshots, stopping=lambda: self.stop.requested,
                          samplers_busy=lambda: self.samplers is not None and self.samplers.busy())
         self.learner.setup(run, checkpoint)
+        self.context = run
         self.snapshots = run.snapshots
         if checkpoint is not None:
             self.state.update(checkpoint["state"])
@@ -433,6 +434,7 @@ class Trainer:
                     if it is None:
                         break
                     self.timesteps += it.decisions
+                    self.context.timesteps = self.timesteps
                     self.state["updates"] += 1
                     self.record(it, time.perf_counter() - t0)
                     if self.bar is not None:
