@@ -387,8 +387,7 @@ def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activ
     (:meth:`ActorCritic.logits_by_layer`, :func:`hook_weight_gradients`), in the backward pass or in
     a helper thread: the same tensors as autograd through :meth:`ActorCritic.forward_logits`, for
     minibatches of any size, and no autograd history on them."""
-    from concurrent.futures import ThreadPoolExecutor
-    from experiments.training.batched_ppo import MASKED, hook_weight_gradients
+    from experiments.training.batched_ppo import MASKED, helper_thread, hook_weight_gradients
     out = Sampler("pagat", games=8, seed=5, opponents={"random": 1.0}).rollout(300, tiny_actor(1))
     obs, mask = th.from_numpy(out["obs"]), th.from_numpy(out["mask"])
     th.manual_seed(2)
@@ -401,7 +400,7 @@ def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activ
         grads = []
         for way in ("autograd", "in the pass", "helper"):
             model.zero_grad(set_to_none=True)
-            with ThreadPoolExecutor(1) as helper:
+            with helper_thread() as helper:
                 jobs = []
                 if way == "autograd":
                     z = model.forward_logits(obs[rows], cols)
@@ -418,6 +417,37 @@ def test_layer_by_layer_weight_gradients_are_autograds_bit_for_bit(hidden, activ
         for other in grads[1:]:
             for a, b in zip(grads[0], other):
                 assert a.shape == b.shape and th.equal(a, b) and b.grad_fn is None
+
+
+def test_the_helper_threads_first_product_rounds_as_the_learners_thread():
+    """OpenMP keeps a thread count per thread, and a new thread starts at every core until torch's
+    first parallel loop in it: the update's helper thread (:func:`helper_thread`) runs torch on the
+    learner thread's count from its first job, so a one-row backward pass through the quickstart's
+    critic sizes, the first job of a fresh helper, gives the learner thread's gradients bit for bit
+    (a plain new thread split the first layer's over both cores and differed in the ninth digit)."""
+    from experiments.training.batched_ppo import helper_thread, usable_cores
+    if usable_cores() < 2:
+        pytest.skip("one core: a new thread's default count is already one")
+    threads = th.get_num_threads()
+    th.set_num_threads(1)
+    try:
+        th.manual_seed(0)
+        net = th.nn.Sequential(th.nn.Linear(170, 512), th.nn.Tanh(), th.nn.Linear(512, 256), th.nn.Tanh(),
+                               th.nn.Linear(256, 1))
+
+        def grads(x: th.Tensor) -> list:
+            net.zero_grad(set_to_none=True)
+            net(x).sum().backward()
+            return [p.grad.clone() for p in net.parameters()]
+
+        for seed in range(3):
+            x = th.randn(1, 170, generator=th.Generator().manual_seed(seed))
+            want = grads(x)
+            with helper_thread() as helper:
+                got = helper.submit(grads, x).result()
+            assert all(th.equal(a, b) for a, b in zip(want, got))
+    finally:
+        th.set_num_threads(threads)
 
 
 def test_with_a_core_for_each_the_helper_never_waits_for_the_samplers(monkeypatch):

@@ -70,6 +70,7 @@ from experiments.training.learner import RunContext
 from experiments.training.networks import TorchLearner, mlp, resolve_device, to_array
 from experiments.training.parallel_update import (  # noqa: F401 - linear_weight_gradients: its documented home
     Part,
+    helper_thread,
     hook_weight_gradients,
     linear_weight_gradients,
     usable_cores,
@@ -293,7 +294,7 @@ class BatchedPPO(TorchLearner):
         thread lives only during the update: sampler processes and workers are never forked beside it)."""
         if not self.parallel:
             return self.ppo_update(batch, None)
-        with ThreadPoolExecutor(1, thread_name_prefix="critic") as helper:
+        with helper_thread() as helper:
             return self.ppo_update(batch, helper)
 
     def beside(self, helper: Optional[ThreadPoolExecutor]) -> Optional[ThreadPoolExecutor]:
