@@ -263,6 +263,68 @@ def end_session(run: Path, history: List[Dict[str, Any]], wall_s: float) -> None
         write_json(run / "run.json", {**history[-1], "sessions": history})
 
 
+def _metric_rows(run: Path) -> Dict[Tuple[str, Any], Dict[str, Any]]:
+    path = run / "metrics.jsonl"
+    if not path.is_file():
+        raise ConfigError(f"{run}: no metrics.jsonl (not a training run folder, or a published one that dropped it)")
+    rows: Dict[Tuple[str, Any], Dict[str, Any]] = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            raise ConfigError(f"{path}: line {n} is not JSON") from None
+        if not isinstance(rec, dict):
+            raise ConfigError(f"{path}: line {n} is not a JSON object")
+        rows[(str(rec.get("kind")), rec.get("update", rec.get("timesteps")))] = rec
+    return rows
+
+
+def _final_actor(run: Path) -> Optional[Path]:
+    for p in (run / "final" / "actor.npz", run / "actor.npz"):      # a run folder, or a published copy
+        if p.is_file():
+            return p
+    return None
+
+
+def compare_runs(a: Union[str, Path], b: Union[str, Path]) -> Tuple[bool, str]:
+    """Whether two training run folders hold the same run, and one line that says so or names the
+    first difference: every ``metrics.jsonl`` row the two have in common (by kind and update; a
+    thinned copy, :func:`thin_metrics`, keeps fewer) equal, value for value, and the final actor
+    weights (``final/actor.npz``, or ``actor.npz`` in a published copy) equal bit for bit.  The rows
+    hold no wall-clock figure, so two runs of one config and seed on machines whose floats agree
+    compare equal."""
+    a, b = Path(a), Path(b)
+    ra, rb = _metric_rows(a), _metric_rows(b)
+    common = [k for k in ra if k in rb]
+    if not common:
+        return False, f"no metrics.jsonl row in common ({len(ra)} and {len(rb)} rows)"
+    order = sorted(common, key=lambda k: (ra[k].get("timesteps") or 0, k[0] != "rollout"))
+    for k in order:
+        x, y = ra[k], rb[k]
+        if x != y:
+            keys = [f for f in list(x) + [f for f in y if f not in x] if x.get(f) != y.get(f)]
+            f, more = keys[0], (f" (and {len(keys) - 1} more fields)" if len(keys) > 1 else "")
+            return False, (f"the runs part at the {k[0]} row of update {k[1]} ({x.get('timesteps')} decisions): "
+                           f"{f} {x.get(f)!r} against {y.get(f)!r}{more}")
+    pa, pb = _final_actor(a), _final_actor(b)
+    weights = ""
+    if pa is not None and pb is not None:
+        with np.load(pa, allow_pickle=False) as za, np.load(pb, allow_pickle=False) as zb:
+            if sorted(za.files) != sorted(zb.files):
+                return False, f"the final actors hold different arrays ({pa}, {pb})"
+            for name in za.files:
+                if za[name].shape != zb[name].shape or za[name].tobytes() != zb[name].tobytes():
+                    return False, f"every metrics row in common is equal, but the final actors differ in {name}"
+            weights = f" and the final actor's {len(za.files)} arrays equal bit for bit"
+    else:
+        weights = " (no final actor in " + (" or ".join(str(p) for p, q in ((a, pa), (b, pb)) if q is None)) + ")"
+    only = len(ra) + len(rb) - 2 * len(common)
+    return True, (f"the same run: {len(common):,} metrics rows in common equal{weights}"
+                  + (f"; {only:,} rows are in one folder only (a thinned copy)" if only else ""))
+
+
 def thin_metrics(src: Path, dst: Path, every: int = 20, head: int = 5) -> Tuple[int, int]:
     """Write the rows of ``src`` (a ``metrics.jsonl``) to ``dst`` keeping every evaluation row and
     the ``rollout``/``update`` rows of the first ``head`` updates and of every ``every``-th update:

@@ -16,6 +16,7 @@ import torch as th
 
 from agents.policy import load_policy_agent
 from experiments.config import ConfigError
+from experiments.runs import compare_runs
 from experiments.training.config import TrainConfig
 from experiments.training.trainer import train
 from experiments.training.trainer import load_snapshots
@@ -193,6 +194,42 @@ def test_same_seed_gives_identical_weights_and_metrics(tmp_path, batched):
     other = Path(train(tiny_config(tmp_path / "x", seed=4, batched=batched), quiet=True)["run"])
     a2 = _arrays(other / "final" / "learner.npz")
     assert any(not np.array_equal(a0[k], a2[k]) for k in a0 if k.startswith("model/"))
+    # the check a user runs on a seed's run done again (scripts/same_run.py)
+    same, line = compare_runs(runs[0], runs[1])
+    assert same and "rows in common equal and the final actor's" in line, line
+    same, line = compare_runs(runs[0], other)
+    assert not same and line.startswith("the runs part at the rollout row of update 1 "), line
+
+
+def test_same_run_names_where_two_runs_part_and_refuses_a_folder_without_metrics(tmp_path, capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("same_run", Path(__file__).parents[1] / "scripts" / "same_run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    same_run = module.main
+    a, b = tmp_path / "a", tmp_path / "b"
+    rows = [{"kind": kind, "timesteps": 10 * u, "update": u, **({"loss": 0.5 / u} if kind == "update" else {})}
+            for u in (1, 2) for kind in ("rollout", "update")]
+    for run, last in ((a, 0.25), (b, 0.2500001)):
+        (run / "final").mkdir(parents=True)
+        (run / "metrics.jsonl").write_text("".join(json.dumps({**r, "loss": last} if r.get("update") == 2 and
+                                                              r["kind"] == "update" else r) + "\n" for r in rows))
+        np.savez(run / "final" / "actor.npz", w=np.arange(3, dtype=np.float32))
+    assert same_run([str(a), str(b)]) == 1
+    assert capsys.readouterr().out.strip() == ("the runs part at the update row of update 2 (20 decisions): "
+                                               "loss 0.25 against 0.2500001")
+    thinned = tmp_path / "published"                      # a published copy: thinned rows, actor.npz on top
+    thinned.mkdir()
+    (thinned / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:2]))
+    np.savez(thinned / "actor.npz", w=np.arange(3, dtype=np.float32))
+    assert same_run([str(a), str(thinned)]) == 0
+    assert "2 metrics rows in common equal and the final actor's 1 arrays" in capsys.readouterr().out
+    np.savez(thinned / "actor.npz", w=np.arange(1, 4, dtype=np.float32))
+    assert same_run([str(a), str(thinned)]) == 1
+    assert "the final actors differ in w" in capsys.readouterr().out
+    assert same_run([str(a), str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("same_run: error: ") and "no metrics.jsonl" in err and "\n" not in err
 
 
 def test_checkpoints_resume_and_policy_play_without_pickle(tmp_path):
