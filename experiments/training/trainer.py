@@ -61,7 +61,8 @@ ignore Ctrl-C and exit when the trainer dies.
 Reproducibility: the config ``seed`` seeds python ``random``, NumPy, torch, the games (sb3: worker
 ``i`` gets ``seed + i``; batched and dmc: ``SeedSequence(seed)``, one child per sampler process)
 and evaluation (``evaluation.seed``); the same config and seed give identical metrics on the same
-machine (timings excepted; RLlib's updates are not bit-for-bit repeatable).  A resumed run reseeds
+machine (timings excepted; RLlib's updates are not bit-for-bit repeatable; ``scripts/same_run.py``
+compares two runs).  A resumed run reseeds
 from ``(seed, timesteps)`` (:func:`resume_seed`); it is reproducible itself but does not repeat the
 uninterrupted run bit for bit.
 
