@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -263,22 +264,46 @@ def end_session(run: Path, history: List[Dict[str, Any]], wall_s: float) -> None
         write_json(run / "run.json", {**history[-1], "sessions": history})
 
 
-def _metric_rows(run: Path) -> Dict[Tuple[str, Any], Dict[str, Any]]:
+def _metric_rows(run: Path) -> Dict[Tuple[str, int], Dict[str, Any]]:
+    """A run's ``metrics.jsonl`` rows by (kind, update): rollout and update rows by their update,
+    evaluation rows (no update) by their step; ConfigError, in one line, on anything else."""
     path = run / "metrics.jsonl"
     if not path.is_file():
         raise ConfigError(f"{run}: no metrics.jsonl (not a training run folder, or a published one that dropped it)")
-    rows: Dict[Tuple[str, Any], Dict[str, Any]] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
+    rows: Dict[Tuple[str, int], Dict[str, Any]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
             raise ConfigError(f"{path}: line {n} is not JSON") from None
-        if not isinstance(rec, dict):
-            raise ConfigError(f"{path}: line {n} is not a JSON object")
-        rows[(str(rec.get("kind")), rec.get("update", rec.get("timesteps")))] = rec
+        if not isinstance(rec, dict) or not isinstance(rec.get("timesteps"), int) \
+                or not isinstance(rec.get("update", 0), int):
+            raise ConfigError(f"{path}: line {n} is not a metrics row (an object with whole-number timesteps)")
+        number = rec.get("update", rec["timesteps"])
+        key = (str(rec.get("kind")), number)
+        if key in rows:
+            raise ConfigError(f"{path}: line {n} repeats the {key[0]} row of {'update' if 'update' in rec else 'step'} "
+                              f"{number} (two runs in one file?)")
+        rows[key] = rec
     return rows
+
+
+def _thinned(rows: Dict[Tuple[str, int], Dict[str, Any]]) -> bool:
+    """Whether some update between a run's first and last is missing (:func:`thin_metrics`'s copy)."""
+    updates = sorted(n for kind, n in rows if kind == "update")
+    return bool(updates) and updates[-1] - updates[0] + 1 != len(updates)
+
+
+def _row_name(rec: Dict[str, Any]) -> str:
+    if "update" in rec:
+        return f"the {rec.get('kind')} row of update {rec['update']} ({rec['timesteps']:,} decisions)"
+    return f"the {rec.get('kind')} row at {rec['timesteps']:,} decisions"
 
 
 def _final_actor(run: Path) -> Optional[Path]:
@@ -288,41 +313,64 @@ def _final_actor(run: Path) -> Optional[Path]:
     return None
 
 
+def _actor_arrays(path: Path) -> Dict[str, np.ndarray]:
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):         # a bare .npy array
+            raise ValueError("one array, not an archive")
+        with z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ConfigError(f"{path}: not an .npz archive of arrays ({type(e).__name__}: {e})") from None
+
+
 def compare_runs(a: Union[str, Path], b: Union[str, Path]) -> Tuple[bool, str]:
     """Whether two training run folders hold the same run, and one line that says so or names the
-    first difference: every ``metrics.jsonl`` row the two have in common (by kind and update; a
-    thinned copy, :func:`thin_metrics`, keeps fewer) equal, value for value, and the final actor
-    weights (``final/actor.npz``, or ``actor.npz`` in a published copy) equal bit for bit.  The rows
-    hold no wall-clock figure, so two runs of one config and seed on machines whose floats agree
-    compare equal."""
+    first difference.  The same run: every ``metrics.jsonl`` row the two have in common equal, value
+    for value (rollout and update rows matched by update, evaluation rows by step; a thinned copy,
+    :func:`thin_metrics`, keeps fewer of the first two), both ending at the same row, and the final
+    actor weights (``final/actor.npz``, or ``actor.npz`` in a published copy) equal bit for bit.
+    The rows hold no wall-clock figure, so two runs of one config and seed on machines whose floats
+    agree compare equal.  A run that stopped early agrees at best "as far as it goes" (not the same
+    run)."""
     a, b = Path(a), Path(b)
     ra, rb = _metric_rows(a), _metric_rows(b)
     common = [k for k in ra if k in rb]
     if not common:
         return False, f"no metrics.jsonl row in common ({len(ra)} and {len(rb)} rows)"
-    order = sorted(common, key=lambda k: (ra[k].get("timesteps") or 0, k[0] != "rollout"))
-    for k in order:
+    kinds = {"rollout": 0, "update": 1}
+
+    def when(rec: Dict[str, Any]) -> Tuple[int, int]:
+        return rec["timesteps"], kinds.get(str(rec.get("kind")), 2)
+    for k in sorted(common, key=lambda k: (when(ra[k]), k)):
         x, y = ra[k], rb[k]
-        if x != y:
-            keys = [f for f in list(x) + [f for f in y if f not in x] if x.get(f) != y.get(f)]
+        if json.dumps(x, sort_keys=True) != json.dumps(y, sort_keys=True):     # NaN equals NaN here
+            keys = [f for f in list(x) + [f for f in y if f not in x] if json.dumps(x.get(f)) != json.dumps(y.get(f))]
             f, more = keys[0], (f" (and {len(keys) - 1} more fields)" if len(keys) > 1 else "")
-            return False, (f"the runs part at the {k[0]} row of update {k[1]} ({x.get('timesteps')} decisions): "
-                           f"{f} {x.get(f)!r} against {y.get(f)!r}{more}")
+            return False, f"the runs part at {_row_name(x)}: {f} {x.get(f)!r} against {y.get(f)!r}{more}"
+    end_a, end_b = (max(r.values(), key=when) for r in (ra, rb))
+    if end_a["timesteps"] != end_b["timesteps"] and not (_thinned(ra) or _thinned(rb)):
+        short, other = (a, b) if end_a["timesteps"] < end_b["timesteps"] else (b, a)
+        stop = min(end_a, end_b, key=when)
+        return False, (f"the runs agree as far as both go ({len(common):,} metrics rows in common equal), but {short} "
+                       f"stops at {_row_name(stop)} and {other} goes on to "
+                       f"{max(end_a['timesteps'], end_b['timesteps']):,} decisions")
     pa, pb = _final_actor(a), _final_actor(b)
-    weights = ""
-    if pa is not None and pb is not None:
-        with np.load(pa, allow_pickle=False) as za, np.load(pb, allow_pickle=False) as zb:
-            if sorted(za.files) != sorted(zb.files):
-                return False, f"the final actors hold different arrays ({pa}, {pb})"
-            for name in za.files:
-                if za[name].shape != zb[name].shape or za[name].tobytes() != zb[name].tobytes():
-                    return False, f"every metrics row in common is equal, but the final actors differ in {name}"
-            weights = f" and the final actor's {len(za.files)} arrays equal bit for bit"
-    else:
-        weights = " (no final actor in " + (" or ".join(str(p) for p, q in ((a, pa), (b, pb)) if q is None)) + ")"
+    if pa is None or pb is None:
+        missing = " or ".join(str(run) for run, p in ((a, pa), (b, pb)) if p is None)
+        return False, (f"{len(common):,} metrics rows in common equal, to the same last row, but no final actor "
+                       f"to compare in {missing}")
+    za, zb = _actor_arrays(pa), _actor_arrays(pb)
+    if sorted(za) != sorted(zb):
+        return False, f"every metrics row in common is equal, but the final actors hold different arrays ({pa}, {pb})"
+    for name in za:
+        u, v = za[name], zb[name]
+        if u.dtype != v.dtype or u.shape != v.shape or u.tobytes() != v.tobytes():
+            return False, f"every metrics row in common is equal, but the final actors differ in {name}"
     only = len(ra) + len(rb) - 2 * len(common)
-    return True, (f"the same run: {len(common):,} metrics rows in common equal{weights}"
-                  + (f"; {only:,} rows are in one folder only (a thinned copy)" if only else ""))
+    return True, (f"the same run: {len(common):,} metrics rows in common equal and the final actor's {len(za)} "
+                  f"arrays equal bit for bit"
+                  + (f"; {only:,} rows of one folder are not in the other (a thinned copy)" if only else ""))
 
 
 def thin_metrics(src: Path, dst: Path, every: int = 20, head: int = 5) -> Tuple[int, int]:

@@ -44,11 +44,12 @@ def linear_weight_gradients(grad: th.Tensor, inputs: th.Tensor, layer: nn.Linear
 def helper_thread() -> ThreadPoolExecutor:
     """The update's helper thread, running torch with the thread count of the thread that makes it.
 
-    OpenMP keeps a thread count per thread: a new thread starts with the process default (every
-    core), not what ``torch.set_num_threads`` set in the learner's thread, and keeps it until torch's
-    first parallel loop in that thread.  A matrix product before then is split over every core and
-    rounds its sums differently (a one-row minibatch's first critic layer, the helper's first job
-    in an update, showed it in the ninth digit), so the thread sets its count before any job."""
+    OpenMP keeps a thread count per thread: a new thread starts with the process default
+    (``OMP_NUM_THREADS``, else every core), not what ``torch.set_num_threads`` set in the learner's
+    thread, and keeps it until torch's first parallel loop in that thread.  A matrix product before
+    then is split over the cores and rounds its sums differently (a one-row minibatch's critic pass,
+    the helper's first job in an update, showed it in the ninth digit), so the thread sets its count
+    before any job."""
     return ThreadPoolExecutor(1, thread_name_prefix="critic", initializer=th.set_num_threads,
                               initargs=(th.get_num_threads(),))
 
