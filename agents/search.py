@@ -37,7 +37,7 @@ departures withdrawn by the second test and the seconds spent searching.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -239,6 +239,12 @@ class SearchAgent(Agent):
         weights = np.asarray(w, dtype=np.float64)
         pick = rng.choice(len(pool), size=n, replace=True, p=weights / weights.sum())
         return [pool[i] for i in pick]
+
+    def paired_scores(self, view, cands: Sequence[int], n: int) -> np.ndarray:
+        """Each of ``cands`` played out in the same ``n`` fresh worlds of ``view``, as a search plays them:
+        the scores, ``(n, len(cands))`` (the worlds come from the agent's generator; the searching team's
+        round score less the best other team's)."""
+        return self._evaluate(view, list(cands), n)
 
     def _evaluate(self, view, cands: List[int], n: int, deadline: Optional[float] = None) -> np.ndarray:
         """The score of each candidate in each of ``n`` fresh worlds: ``(n, candidates)``; the rollouts

@@ -181,13 +181,17 @@ def test_bench_search_row_counts_games_and_searches(tmp_path):
     assert bench_main([str(bad)]) == 2
 
 
-def _pool_script():
+def _script(name: str):
     import importlib.util
     from pathlib import Path
-    spec = importlib.util.spec_from_file_location("pool", Path(__file__).parents[1] / "scripts" / "pool_evaluations.py")
-    pool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pool)
-    return pool
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _pool_script():
+    return _script("pool_evaluations")
 
 
 def _part(folder, seed, scores=None, agents=("search", "champion"), rate=None, wins=None):
@@ -299,3 +303,52 @@ def test_weighted_worlds_search_at_the_draw_after_a_discard():
     a = agent.act({"observation": encode_observation(g, p), "action_mask": action_mask(g, p)}, seat_view(g, p))
     assert a in g.legal_actions()
     assert agent.stats["searched"] == (1 if len(g.legal_actions()) > 1 else 0)
+
+
+def _gains_record(top, gain_a, se_a, gain_b, se_b=None):
+    return {"top": top, "pickup": False, "candidates": list(range(len(gain_a))), "gain_a": gain_a, "se_a": se_a,
+            "gain_b": gain_b, "se_b": se_b or se_a}
+
+
+def test_search_gains_scores_a_departure_chosen_in_one_half_by_the_other():
+    sg = _script("search_gains")
+    recs = [
+        # A: candidate 2 gains 50 at se 20 (2.5 se); B scores it -30. B: candidate 1 at 40/20 (2 se); A scores it 10
+        _gains_record(0.4, [0, 10, 50], [0, 20, 20], [0, 40, -30]),
+        # neither half departs at z=1: A's best 5 < 1 x 10, B's best is candidate 0
+        _gains_record(0.9, [0, 5, -20], [0, 10, 10], [0, -1, -2]),
+    ]
+    r = sg.held_out(recs, 1.0)
+    assert r["decisions"] == 2 and r["departs"] == 0.5
+    assert r["gain"] == pytest.approx((-30 + 10 + 0 + 0) / 4) and r["per_departure"] == pytest.approx(-10)
+    r = sg.held_out(recs, 2.2)                       # only A's 2.5-se departure is left
+    assert r["departs"] == 0.25 and r["gain"] == pytest.approx(-30 / 4)
+    rows = sg.report(recs, [1.0])
+    assert [(row["band"], row["decisions"]) for row in rows] == [("0.00-0.50", 1), ("0.80-0.95", 1), ("all", 2)]
+
+
+def test_search_gains_probes_reproducibly_and_names_a_bad_records_file(tmp_path, capsys):
+    import json
+    sg = _script("search_gains")
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"r{k}.jsonl"
+        assert sg.main(["--games", "1", "--seed", "3", "--sample", "0.03", "--worlds", "3",
+                        "--spec", "search(candidates=2, horizon=6)", "--out", str(out)]) == 0
+        outs.append(out.read_text())
+    assert outs[0] == outs[1] and outs[0]
+    for line in outs[0].splitlines():
+        r = json.loads(line)
+        assert len(r["candidates"]) == 2 and r["gain_a"][0] == 0 and r["gain_b"][0] == 0
+        assert r["top"] < 0.95 or r["pickup"]
+    capsys.readouterr()
+    assert sg.main(["--report", str(tmp_path / "r0.jsonl"), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["rows"][-1]["band"] == "all" and rep["rows"][-1]["decisions"] == len(outs[0].splitlines())
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(outs[0].splitlines()[0] + "\n" + '{"top": 0.3, "candidates": [1, 2]}\n')
+    assert sg.main(["--report", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl, line 2: not a search_gains record" in err and len(err.strip().splitlines()) == 1
+    assert sg.main(["--spec", "champion", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "must be a search spec" in capsys.readouterr().err

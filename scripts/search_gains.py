@@ -1,0 +1,194 @@
+"""What search would gain at the base policy's decisions, measured on worlds it did not choose with.
+
+    python scripts/search_gains.py --games 40 --seed 60000 --out runs/search-gains/probe.jsonl
+    python scripts/search_gains.py --report runs/search-gains/probe.jsonl
+
+The base policy of a search spec (``--spec``, default ``search``: the champion) plays all four seats
+greedily.  At a random share (``--sample``) of the decisions where the search agent could search (more
+than one legal action, and the base policy's top action below ``--max-top`` or taking the pile legal),
+the base policy's ``candidates`` most likely actions are played out, as the search agent plays them
+(:meth:`agents.search.SearchAgent.paired_scores`), in two independent sets of ``--worlds`` sampled
+worlds, A and B.  Each record keeps, per candidate, its mean gain over the base policy's choice in A
+with its standard error, and its mean gain in B.
+
+``--report`` reads the records and, for each band of the base policy's confidence and each ``z``, acts
+as a search agent with ``worlds`` worlds would: it departs from the base policy's choice for the best
+candidate in A when that candidate's gain there exceeds ``z`` standard errors, and scores the departure
+by the same candidate's gain in B (and the other way round, B choosing and A scoring).  A's choice
+does not see B's worlds, so B's mean is an unbiased estimate of what the departure gains (in the
+search's model: uniform worlds, every seat the base policy); the mean over decisions, departures or
+not, is what one searched decision of that kind gains on average, in round-score points.
+Every random choice is seeded by ``--seed``: the same command gives the same records.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+
+BANDS = ((0.0, 0.5), (0.5, 0.65), (0.65, 0.8), (0.8, 0.95), (0.95, 1.01))
+
+
+def probe(spec: str, games: int, seed: int, sample: float, worlds: int, max_top: float, rules: str,
+          out) -> int:
+    """Play ``games`` games of the base policy in every seat and write one record per probed decision."""
+    from agents.registry import make_agent
+    from handfoot_env.actions import PICKUP
+    from handfoot_env.compiled import load
+    from handfoot_env.config import load_rules
+    from handfoot_env.observation import observation_size
+    from handfoot_env.actions import NUM_ACTIONS
+
+    from agents.search import SearchAgent
+    agent = make_agent(spec, 0)
+    if not isinstance(agent, SearchAgent):
+        raise ValueError(f"--spec must be a search spec, got {spec!r}")
+    rs = load_rules(rules)
+    rng = np.random.default_rng(seed)
+    obs = np.zeros(observation_size(rs.players, rs.teams), dtype=np.float32)
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    written = 0
+    for gi in range(games):
+        game_seed = seed + gi
+        g = load().CompiledGame(rs)
+        g.reset(seed=game_seed)
+        agent.reset(0, g.rules, game_seed)
+        agent.np_rng = np.random.default_rng([seed, gi])          # the worlds' generator, one per game
+        while not g.game_over:
+            p = g.current
+            legal = g.observe_legal(p, obs, mask)
+            if len(legal) == 1:
+                g.apply_legal(legal[0])
+                continue
+            z = np.asarray(agent.policy.logits(obs), dtype=np.float64)[legal]
+            order = np.argsort(-z, kind="stable")
+            prob = np.exp(z - z.max())
+            prob /= prob.sum()
+            top = float(prob[order[0]])
+            pickup = PICKUP in legal
+            if (top < max_top or pickup) and rng.random() < sample:
+                view = g.seat_view(p, legal)
+                cands = [legal[int(i)] for i in order[:agent.candidates]]
+                halves = [agent.paired_scores(view, cands, worlds) for _ in range(2)]
+                gains = [h - h[:, :1] for h in halves]
+                rec = {"game_seed": game_seed, "seat": p, "action_count": g.action_count, "top": top,
+                       "pickup": pickup, "candidates": cands, "probs": [float(prob[i]) for i in order[:len(cands)]],
+                       "gain_a": gains[0].mean(axis=0).tolist(), "se_a": _se(gains[0]).tolist(),
+                       "gain_b": gains[1].mean(axis=0).tolist(), "se_b": _se(gains[1]).tolist()}
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+                written += 1
+            g.apply_legal(legal[int(order[0])])
+        print(f"game {game_seed}: {written} decisions probed so far", file=sys.stderr, flush=True)
+    return written
+
+
+def _se(gain: np.ndarray) -> np.ndarray:
+    n = gain.shape[0]
+    return gain.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(gain.shape[1])
+
+
+def read_records(path: str) -> List[Dict[str, Any]]:
+    recs = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+            k = len(r["candidates"])
+            if not all(len(r[f]) == k for f in ("gain_a", "se_a", "gain_b", "se_b")) or k < 2:
+                raise ValueError("candidate fields of unequal length")
+            float(r["top"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}, line {i}: not a search_gains record ({e})") from None
+        recs.append(r)
+    if not recs:
+        raise ValueError(f"{path}: no records")
+    return recs
+
+
+def held_out(recs: Sequence[Dict[str, Any]], z: float) -> Dict[str, float]:
+    """Departures chosen in one half and scored in the other, both ways: per decision and per departure."""
+    gains, departed = [], 0
+    for r in recs:
+        for pick, score, se in (("gain_a", "gain_b", "se_a"), ("gain_b", "gain_a", "se_b")):
+            g = np.asarray(r[pick])
+            c = int(np.argmax(g))
+            if c != 0 and g[c] > z * r[se][c]:
+                gains.append(r[score][c])
+                departed += 1
+            else:
+                gains.append(0.0)
+    x = np.asarray(gains)
+    dep = x[x != 0.0] if departed else np.zeros(0)
+    return {"decisions": len(recs), "departs": departed / len(x), "gain": float(x.mean()),
+            "gain_se": float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0,
+            "per_departure": float(dep.mean()) if len(dep) else 0.0}
+
+
+def report(recs: Sequence[Dict[str, Any]], zs: Sequence[float]) -> List[Dict[str, Any]]:
+    rows = []
+    for lo, hi in BANDS + ((0.0, 1.01),):
+        band = [r for r in recs if lo <= r["top"] < hi]
+        if not band:
+            continue
+        for z in zs:
+            row = {"band": "all" if (lo, hi) == (0.0, 1.01) else f"{lo:.2f}-{min(hi, 1.0):.2f}", "z": z}
+            row.update(held_out(band, z))
+            rows.append(row)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--spec", default="search", help="the search spec whose base, candidates and horizon are probed")
+    ap.add_argument("--games", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=60000, help="first game seed; seeds the sampling too")
+    ap.add_argument("--sample", type=float, default=0.1, help="share of the eligible decisions probed")
+    ap.add_argument("--worlds", type=int, default=64, help="worlds in each half")
+    ap.add_argument("--max-top", type=float, default=0.95,
+                    help="probe decisions whose top action's probability is below this (and every pickup decision)")
+    ap.add_argument("--rules", default="pagat")
+    ap.add_argument("--out", help="records file (JSON lines) to write")
+    ap.add_argument("--report", nargs="+", metavar="RECORDS", help="summarise records files instead of probing")
+    ap.add_argument("--z", type=float, nargs="+", default=[0.5, 1.0, 1.5, 2.0])
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    a = ap.parse_args(argv)
+    try:
+        if a.report:
+            recs = [r for p in a.report for r in read_records(p)]
+            rows = report(recs, a.z)
+            if a.json:
+                print(json.dumps({"records": a.report, "rows": rows}, indent=1))
+            else:
+                print(f"{len(recs)} probed decisions; gain in round-score points, held out (mean ± standard error)")
+                print(f"{'top-action band':>16} {'z':>4} {'decisions':>9} {'departs':>8} "
+                      f"{'gain/decision':>16} {'per departure':>13}")
+                for r in rows:
+                    print(f"{r['band']:>16} {r['z']:>4} {r['decisions']:>9} {r['departs']:>8.3f} "
+                          f"{r['gain']:>8.1f} ± {r['gain_se']:<5.1f} {r['per_departure']:>13.1f}")
+            return 0
+        if not a.out:
+            ap.error("--out is needed to probe (or --report RECORDS to summarise)")
+        if a.games < 1 or a.worlds < 2 or not 0.0 < a.sample <= 1.0:
+            raise ValueError("--games must be at least 1, --worlds at least 2, --sample in (0, 1]")
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        with open(a.out, "w", encoding="utf-8") as out:
+            n = probe(a.spec, a.games, a.seed, a.sample, a.worlds, a.max_top, a.rules, out)
+        print(f"{n} decisions probed: {a.out}")
+        return 0
+    except ValueError as e:
+        print(f"search_gains.py: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
