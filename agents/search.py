@@ -27,8 +27,8 @@ worlds from the agent's generator, seeded by ``reset``: a game replays exactly f
 as ``max_seconds`` (a bound on one decision's search: the rollouts still running are then scored
 as they stand) is not reached.
 
-Arguments: ``base`` (a trained policy spec: ``champion`` or ``'policy:PATH'``), ``worlds`` (16),
-``candidates`` (3), ``confident`` (0.5), ``z`` (2.0), ``horizon`` (0: the round's end),
+Arguments: ``base`` (a trained policy spec: ``champion`` or ``'policy:PATH'``), ``worlds`` (48),
+``candidates`` (3), ``confident`` (0.8), ``z`` (1.0), ``horizon`` (0: the round's end),
 ``max_seconds`` (10.0), ``weighted`` (false: uniform worlds; true: worlds weighted by the base
 policy's probability of the last discard), ``confirm`` (0: none; else the worlds of the second test
 of a departure).  ``agent.stats`` counts decisions, searches, deviations from the base policy,
@@ -51,7 +51,7 @@ from handfoot_env.observation import observation_size
 from .base import Agent
 
 #: the arguments of ``search(...)`` and their defaults
-PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 16, "candidates": 3, "confident": 0.5, "z": 2.0,
+PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 48, "candidates": 3, "confident": 0.8, "z": 1.0,
                           "horizon": 0, "max_seconds": 10.0, "weighted": False, "confirm": 0}
 
 
@@ -134,8 +134,8 @@ class SearchAgent(Agent):
     needs_observation = True
     needs_view = True
 
-    def __init__(self, seed: int = 0, base: str = "champion", worlds: int = 16, candidates: int = 3,
-                 confident: float = 0.5, z: float = 2.0, horizon: int = 0, max_seconds: float = 10.0,
+    def __init__(self, seed: int = 0, base: str = "champion", worlds: int = 48, candidates: int = 3,
+                 confident: float = 0.8, z: float = 1.0, horizon: int = 0, max_seconds: float = 10.0,
                  weighted: bool = False, confirm: int = 0, base_agent: Optional[Agent] = None):
         """``base`` names the base policy's spec; ``base_agent`` is that agent, built by the caller
         (``make_agent("search(...)")`` builds it from ``base`` with :func:`check_base` first)."""

@@ -41,6 +41,19 @@ def test_spec_arguments_and_errors():
         assert "\n" not in str(e.value) and spec in str(e.value)
 
 
+def test_params_are_the_agents_defaults():
+    """``agents.search.PARAMS`` (what the docs and the registry quote) is what ``search`` builds."""
+    import inspect
+
+    from agents.search import PARAMS, SearchAgent
+    sig = inspect.signature(SearchAgent.__init__).parameters
+    assert {k: sig[k].default for k in PARAMS} == PARAMS
+    a = make_agent("search")
+    assert (a.worlds, a.candidates, a.confident, a.z, a.horizon, a.confirm, a.weighted) == (
+        PARAMS["worlds"], PARAMS["candidates"], PARAMS["confident"], PARAMS["z"], PARAMS["horizon"],
+        PARAMS["confirm"], PARAMS["weighted"])
+
+
 def test_standing_is_the_reference_round_score_without_going_out():
     from agents.search import standing
     from handfoot_env.compiled.batch import CoreBatch, state_row
