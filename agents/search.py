@@ -243,8 +243,9 @@ class SearchAgent(Agent):
     def paired_scores(self, view, cands: Sequence[int], n: int) -> np.ndarray:
         """Each of ``cands`` played out in the same ``n`` fresh worlds of ``view``, as a search plays them:
         the scores, ``(n, len(cands))`` (the worlds come from the agent's generator; the searching team's
-        round score less the best other team's)."""
-        return self._evaluate(view, list(cands), n)
+        round score less the best other team's), every rollout to the round's end or ``horizon``:
+        ``max_seconds`` does not cut them."""
+        return self._evaluate(view, list(cands), n, deadline=float("inf"))
 
     def _evaluate(self, view, cands: List[int], n: int, deadline: Optional[float] = None) -> np.ndarray:
         """The score of each candidate in each of ``n`` fresh worlds: ``(n, candidates)``; the rollouts

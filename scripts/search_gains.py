@@ -33,21 +33,28 @@ import numpy as np
 BANDS = ((0.0, 0.5), (0.5, 0.65), (0.65, 0.8), (0.8, 0.95), (0.95, 1.01))
 
 
-def probe(spec: str, games: int, seed: int, sample: float, worlds: int, max_top: float, rules: str,
-          out) -> int:
-    """Play ``games`` games of the base policy in every seat and write one record per probed decision."""
+def prepare(spec: str, rules: str):
+    """The search agent of ``spec`` and the rules, or a ValueError naming what is wrong."""
     from agents.registry import make_agent
-    from handfoot_env.actions import PICKUP
-    from handfoot_env.compiled import load
-    from handfoot_env.config import load_rules
-    from handfoot_env.observation import observation_size
-    from handfoot_env.actions import NUM_ACTIONS
-
     from agents.search import SearchAgent
-    agent = make_agent(spec, 0)
+    from handfoot_env.config import load_rules
+    try:
+        agent = make_agent(spec, 0)
+        rs = load_rules(rules)
+    except (OSError, KeyError, TypeError) as e:
+        raise ValueError(f"{e}") from None
     if not isinstance(agent, SearchAgent):
         raise ValueError(f"--spec must be a search spec, got {spec!r}")
-    rs = load_rules(rules)
+    return agent, rs
+
+
+def probe(agent, rs, games: int, seed: int, sample: float, worlds: int, max_top: float, out) -> int:
+    """Play ``games`` games of ``agent``'s base policy in every seat and write one record per probed
+    decision."""
+    from handfoot_env.actions import NUM_ACTIONS, PICKUP
+    from handfoot_env.compiled import load
+    from handfoot_env.observation import observation_size
+
     rng = np.random.default_rng(seed)
     obs = np.zeros(observation_size(rs.players, rs.teams), dtype=np.float32)
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
@@ -92,6 +99,10 @@ def _se(gain: np.ndarray) -> np.ndarray:
     return gain.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(gain.shape[1])
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
 def read_records(path: str) -> List[Dict[str, Any]]:
     recs = []
     try:
@@ -106,8 +117,12 @@ def read_records(path: str) -> List[Dict[str, Any]]:
             k = len(r["candidates"])
             if not all(len(r[f]) == k for f in ("gain_a", "se_a", "gain_b", "se_b")) or k < 2:
                 raise ValueError("candidate fields of unequal length")
-            float(r["top"])
-        except (ValueError, KeyError, TypeError) as e:
+            for f in ("gain_a", "se_a", "gain_b", "se_b"):
+                if not all(_number(v) for v in r[f]):
+                    raise ValueError(f"{f} holds a value that is not a finite number")
+            if not _number(r["top"]) or not 0.0 <= r["top"] <= 1.0:
+                raise ValueError("top is not a probability")
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"{path}, line {i}: not a search_gains record ({e})") from None
         recs.append(r)
     if not recs:
@@ -116,22 +131,25 @@ def read_records(path: str) -> List[Dict[str, Any]]:
 
 
 def held_out(recs: Sequence[Dict[str, Any]], z: float) -> Dict[str, float]:
-    """Departures chosen in one half and scored in the other, both ways: per decision and per departure."""
-    gains, departed = [], 0
+    """Departures chosen in one half and scored in the other, both ways.  A decision's gain is the mean
+    of its two ways (0 for a way that keeps the base policy's choice); the standard error is over
+    decisions, whose two ways share a position and are not independent."""
+    per_decision, departures = [], []
     for r in recs:
+        ways = []
         for pick, score, se in (("gain_a", "gain_b", "se_a"), ("gain_b", "gain_a", "se_b")):
-            g = np.asarray(r[pick])
+            g = np.asarray(r[pick], dtype=np.float64)
             c = int(np.argmax(g))
             if c != 0 and g[c] > z * r[se][c]:
-                gains.append(r[score][c])
-                departed += 1
+                ways.append(float(r[score][c]))
+                departures.append(float(r[score][c]))
             else:
-                gains.append(0.0)
-    x = np.asarray(gains)
-    dep = x[x != 0.0] if departed else np.zeros(0)
-    return {"decisions": len(recs), "departs": departed / len(x), "gain": float(x.mean()),
+                ways.append(0.0)
+        per_decision.append(sum(ways) / 2.0)
+    x = np.asarray(per_decision)
+    return {"decisions": len(recs), "departs": len(departures) / (2 * len(recs)), "gain": float(x.mean()),
             "gain_se": float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0,
-            "per_departure": float(dep.mean()) if len(dep) else 0.0}
+            "per_departure": float(np.mean(departures)) if departures else 0.0}
 
 
 def report(recs: Sequence[Dict[str, Any]], zs: Sequence[float]) -> List[Dict[str, Any]]:
@@ -178,11 +196,16 @@ def main(argv=None) -> int:
             return 0
         if not a.out:
             ap.error("--out is needed to probe (or --report RECORDS to summarise)")
-        if a.games < 1 or a.worlds < 2 or not 0.0 < a.sample <= 1.0:
-            raise ValueError("--games must be at least 1, --worlds at least 2, --sample in (0, 1]")
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        with open(a.out, "w", encoding="utf-8") as out:
-            n = probe(a.spec, a.games, a.seed, a.sample, a.worlds, a.max_top, a.rules, out)
+        if a.games < 1 or not 2 <= a.worlds <= 4096 or not 0.0 < a.sample <= 1.0 or not 0.0 < a.max_top <= 1.0:
+            raise ValueError("--games must be at least 1, --worlds from 2 to 4096, --sample and --max-top in (0, 1]")
+        agent, rs = prepare(a.spec, a.rules)
+        try:
+            Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+            out = open(a.out, "w", encoding="utf-8")
+        except OSError as e:
+            raise ValueError(f"cannot write {a.out}: {e.strerror or e}") from None
+        with out:
+            n = probe(agent, rs, a.games, a.seed, a.sample, a.worlds, a.max_top, out)
         print(f"{n} decisions probed: {a.out}")
         return 0
     except ValueError as e:

@@ -334,8 +334,12 @@ def test_search_gains_scores_a_departure_chosen_in_one_half_by_the_other():
     r = sg.held_out(recs, 1.0)
     assert r["decisions"] == 2 and r["departs"] == 0.5
     assert r["gain"] == pytest.approx((-30 + 10 + 0 + 0) / 4) and r["per_departure"] == pytest.approx(-10)
+    # a decision's two ways are averaged first: decisions -10 and 0, their standard error 5
+    assert r["gain_se"] == pytest.approx(5.0)
     r = sg.held_out(recs, 2.2)                       # only A's 2.5-se departure is left
     assert r["departs"] == 0.25 and r["gain"] == pytest.approx(-30 / 4)
+    zero = sg.held_out([_gains_record(0.4, [0, 30], [0, 10], [0, 0])], 1.0)     # a departure that gains 0
+    assert zero["departs"] == 0.5 and zero["per_departure"] == 0.0 and zero["gain"] == 0.0
     rows = sg.report(recs, [1.0])
     assert [(row["band"], row["decisions"]) for row in rows] == [("0.00-0.50", 1), ("0.80-0.95", 1), ("all", 2)]
 
@@ -363,5 +367,20 @@ def test_search_gains_probes_reproducibly_and_names_a_bad_records_file(tmp_path,
     assert sg.main(["--report", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.jsonl, line 2: not a search_gains record" in err and len(err.strip().splitlines()) == 1
-    assert sg.main(["--spec", "champion", "--out", str(tmp_path / "x.jsonl")]) == 2
-    assert "must be a search spec" in capsys.readouterr().err
+    rest = '"se_a": [0, 1], "gain_b": [0, 1], "se_b": [0, 1]}'
+    for line in ['{"top": "0.3", "candidates": [1, 2], "gain_a": [0, 1], ' + rest,
+                 '{"top": 0.3, "candidates": [1, 2], "gain_a": [0, null], ' + rest, '[1, 2]']:
+        bad.write_text(line + "\n")
+        assert sg.main(["--report", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert "bad.jsonl, line 1: not a search_gains record" in err and len(err.strip().splitlines()) == 1
+    kept = tmp_path / "r0.jsonl"
+    for args, words in [(["--spec", "champion"], "must be a search spec"),
+                        (["--spec", "search(base='policy:nowhere.npz')"], "nowhere.npz"),
+                        (["--worlds", "5000"], "--worlds")]:
+        assert sg.main(args + ["--out", str(kept)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
+        assert kept.read_text() == outs[0]                 # a refused run leaves the records it would replace
+    assert sg.main(["--games", "1", "--out", str(tmp_path)]) == 2
+    assert "cannot write" in capsys.readouterr().err
