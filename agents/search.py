@@ -1,4 +1,4 @@
-"""Search at decision time over a trained policy: spec ``search(base=champion, worlds=32, candidates=4)``.
+"""Search at decision time over a trained policy: spec ``search(base=champion, worlds=48, candidates=3)``.
 
 At a decision where search can change the outcome, the agent
 
@@ -18,7 +18,8 @@ At a decision where search can change the outcome, the agent
 Elsewhere it plays the base policy's choice at once: with one legal action, and when the base
 policy is sure (its top action's probability at least ``confident``) unless the decision is
 whether to take the pile (``pickup`` legal).  With the shipped champion and the defaults that is
-about one decision in twelve (docs/search.md).
+a little over one decision in four (docs/search.md, where the held-out probe that chose the defaults
+is described: ``scripts/search_gains.py``).
 
 The rollouts play every seat with the base policy on that seat's own observation, so the
 searching seat's later moves never see the world's hidden cards (no strategy fusion: only the
