@@ -190,15 +190,11 @@ class SearchAgent(Agent):
         self.stats["decisions"] += 1
         if len(legal) == 1:
             return legal[0]
-        obs = np.asarray(observation["observation"], dtype=np.float32)
-        z = np.asarray(self.policy.logits(obs), dtype=np.float64)[legal]
-        order = np.argsort(-z, kind="stable")
-        p = np.exp(z - z.max())
-        p /= p.sum()
-        best = legal[int(order[0])]
-        if p[order[0]] >= self.confident and PICKUP not in legal:
+        ranked, prob = self.ranked(observation["observation"], legal)
+        best = ranked[0]
+        if not self.searches(prob[0], legal):
             return best
-        cands = [legal[int(i)] for i in order[:self.candidates]]
+        cands = ranked[:self.candidates]
         start, cpu = time.perf_counter(), time.process_time()
         deadline = start + self.max_seconds                  # one bound for the whole search, confirmation included
         self._cut = False
@@ -220,6 +216,28 @@ class SearchAgent(Agent):
         self.stats["deviated"] += 1
         return cands[pick]
 
+    def ranked(self, observation, legal: Sequence[int]):
+        """``legal`` ordered by the base policy's preference at ``observation`` (ties by position),
+        and the base policy's probabilities in that order."""
+        obs = np.asarray(observation, dtype=np.float32)
+        z = np.asarray(self.policy.logits(obs), dtype=np.float64)[list(legal)]
+        order = np.argsort(-z, kind="stable")
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        return [legal[int(i)] for i in order], p[order]
+
+    def searches(self, top: float, legal: Sequence[int]) -> bool:
+        """Whether a decision is searched: more than one legal action, and the base policy's top action
+        below ``confident`` or taking the pile legal."""
+        return len(legal) > 1 and (top < self.confident or PICKUP in legal)
+
+    def paired_gains(self, view, cands: Sequence[int], n: int):
+        """Each of ``cands``' mean gain over the first in the same ``n`` fresh worlds of ``view``, played
+        as a search plays them (the worlds from the agent's generator), and its standard error, paired
+        world by world; every rollout runs to the round's end or ``horizon``: ``max_seconds`` does not
+        cut them."""
+        return self._gains(view, list(cands), n, float("inf"))
+
     def _gains(self, view, cands: List[int], n: int, deadline: float):
         """Each candidate's mean gain over the first (the base policy's choice), paired world by world
         over ``n`` fresh worlds, and its standard error."""
@@ -240,13 +258,6 @@ class SearchAgent(Agent):
         weights = np.asarray(w, dtype=np.float64)
         pick = rng.choice(len(pool), size=n, replace=True, p=weights / weights.sum())
         return [pool[i] for i in pick]
-
-    def paired_scores(self, view, cands: Sequence[int], n: int) -> np.ndarray:
-        """Each of ``cands`` played out in the same ``n`` fresh worlds of ``view``, as a search plays them:
-        the scores, ``(n, len(cands))`` (the worlds come from the agent's generator; the searching team's
-        round score less the best other team's), every rollout to the round's end or ``horizon``:
-        ``max_seconds`` does not cut them."""
-        return self._evaluate(view, list(cands), n, deadline=float("inf"))
 
     def _evaluate(self, view, cands: List[int], n: int, deadline: Optional[float] = None) -> np.ndarray:
         """The score of each candidate in each of ``n`` fresh worlds: ``(n, candidates)``; the rollouts

@@ -7,7 +7,7 @@ The base policy of a search spec (``--spec``, default ``search``: the champion) 
 greedily.  At a random share (``--sample``) of the decisions where the search agent could search (more
 than one legal action, and the base policy's top action below ``--max-top`` or taking the pile legal),
 the base policy's ``candidates`` most likely actions are played out, as the search agent plays them
-(:meth:`agents.search.SearchAgent.paired_scores`), in two independent sets of ``--worlds`` sampled
+(:meth:`agents.search.SearchAgent.paired_gains`), in two independent sets of ``--worlds`` sampled
 worlds, A and B.  Each record keeps, per candidate, its mean gain over the base policy's choice in A
 with its standard error, and its mean gain in B.
 
@@ -71,32 +71,23 @@ def probe(agent, rs, games: int, seed: int, sample: float, worlds: int, max_top:
             if len(legal) == 1:
                 g.apply_legal(legal[0])
                 continue
-            z = np.asarray(agent.policy.logits(obs), dtype=np.float64)[legal]
-            order = np.argsort(-z, kind="stable")
-            prob = np.exp(z - z.max())
-            prob /= prob.sum()
-            top = float(prob[order[0]])
+            ranked, prob = agent.ranked(obs, legal)
+            top = float(prob[0])
             pickup = PICKUP in legal
             if (top < max_top or pickup) and rng.random() < sample:
                 view = g.seat_view(p, legal)
-                cands = [legal[int(i)] for i in order[:agent.candidates]]
-                halves = [agent.paired_scores(view, cands, worlds) for _ in range(2)]
-                gains = [h - h[:, :1] for h in halves]
+                cands = ranked[:agent.candidates]
+                (gain_a, se_a), (gain_b, se_b) = (agent.paired_gains(view, cands, worlds) for _ in range(2))
                 rec = {"game_seed": game_seed, "seat": p, "action_count": g.action_count, "top": top,
-                       "pickup": pickup, "candidates": cands, "probs": [float(prob[i]) for i in order[:len(cands)]],
-                       "gain_a": gains[0].mean(axis=0).tolist(), "se_a": _se(gains[0]).tolist(),
-                       "gain_b": gains[1].mean(axis=0).tolist(), "se_b": _se(gains[1]).tolist()}
+                       "pickup": pickup, "candidates": cands, "probs": prob[:len(cands)].tolist(),
+                       "gain_a": gain_a.tolist(), "se_a": se_a.tolist(),
+                       "gain_b": gain_b.tolist(), "se_b": se_b.tolist()}
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
                 written += 1
-            g.apply_legal(legal[int(order[0])])
+            g.apply_legal(ranked[0])
         print(f"game {game_seed}: {written} decisions probed so far", file=sys.stderr, flush=True)
     return written
-
-
-def _se(gain: np.ndarray) -> np.ndarray:
-    n = gain.shape[0]
-    return gain.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(gain.shape[1])
 
 
 def _number(v: Any) -> bool:
