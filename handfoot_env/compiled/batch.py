@@ -58,6 +58,8 @@ class CoreBatch:
         #: legal ids of each game's player to act: ``legal_ids[g, :counts[g]]``, in id order
         self.legal_ids = np.zeros((num_games, NUM_ACTIONS), dtype=np.int16)
         self._legal = np.zeros(NUM_ACTIONS, dtype=np.int64)
+        #: a mask written and thrown away by readers that want only an observation
+        self._spare_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     # ---------------------------------------------------------------- play
     def reset(self, seeds: Sequence[int], games: Optional[Sequence[int]] = None) -> None:

@@ -184,7 +184,7 @@ class CompiledGame:
         size = b.obs.shape[1]
         if out is None:
             out = np.empty(size + 2 * K * n + K, dtype=np.float32)
-        observe_seat(s, b.R, 0, out[:size], np.empty(NUM_ACTIONS, dtype=np.int8), b._legal, b.ro, b.wo)
+        observe_seat(s, b.R, 0, out[:size], b._spare_mask, b._legal, b.ro, b.wo)
         hf = out[size:size + 2 * K * n].reshape(n, 2, K)
         hf[:, 0] = s[L.HANDS:L.HANDS + K * n].reshape(n, K)
         hf[:, 1] = s[L.FEET:L.FEET + K * n].reshape(n, K)
