@@ -159,6 +159,29 @@ def test_confirm_departs_only_where_the_first_test_did_and_fresh_worlds_agree():
         make_agent("search(confirm=-1)")
 
 
+def test_rollout_choices_are_the_base_policys_masked_argmax():
+    """The rollouts' forward pass runs the last layer only for the actions legal in some row: each row's
+    choice is still the legal action of highest logit by the base policy's own ``logits``."""
+    import numpy as np
+
+    from handfoot_env.actions import NUM_ACTIONS
+
+    agent = make_agent("search", seed=0)
+    policy = agent.policy
+    rng = np.random.default_rng(0)
+    positions = [_position(seed=s, actions=a) for s, a in [(1, 5), (2, 40), (3, 90), (4, 150)]]
+    obs = np.stack([encode_observation(g, g.current) for g in positions] * 8).astype(np.float32)
+    obs[4:] += rng.normal(0, 0.3, size=obs[4:].shape).astype(np.float32)
+    mask = np.zeros((len(obs), NUM_ACTIONS), dtype=np.int8)
+    for i in range(len(obs)):
+        mask[i, rng.choice(NUM_ACTIONS, size=int(rng.integers(1, 40)), replace=False)] = 1
+    mask[:4] = [action_mask(g, g.current) for g in positions]
+    want = np.argmax(np.where(mask > 0, np.asarray(policy.logits(obs), dtype=np.float64), -np.inf), axis=1)
+    got = agent.forward.best(obs, mask)
+    assert got.tolist() == want.tolist()
+    assert all(mask[i, a] for i, a in enumerate(got))
+
+
 def test_decisions_are_those_recorded_before_confirm_existed():
     """With ``confirm=0`` (the default) a search draws the same worlds and decides as the agent did
     before the second test was added: actions, departures and the generator's next draw at four
