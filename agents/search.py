@@ -98,7 +98,7 @@ def standing(S: np.ndarray, R: np.ndarray, teams: int) -> np.ndarray:
 class _Forward:
     """The base policy's choices for many observations at once: a policy network runs in torch on one
     thread (NumPy's BLAS would spread a small matrix product over every core, slower on a busy
-    machine), its last layer only for the actions legal in some row (a rollout's rows have about 75
+    machine), its last layer only for the actions legal in some row (a rollout's rows have 75 to 90
     of the 705 legal between them, and the last layer is the network's largest); an action-value
     network through its own ``logits``."""
 

@@ -159,14 +159,16 @@ def test_confirm_departs_only_where_the_first_test_did_and_fresh_worlds_agree():
         make_agent("search(confirm=-1)")
 
 
-def test_rollout_choices_are_the_base_policys_masked_argmax():
-    """The rollouts' forward pass runs the last layer only for the actions legal in some row: each row's
-    choice is still the legal action of highest logit by the base policy's own ``logits``."""
+@pytest.mark.parametrize("spec", ["search", "search(base=policy:docs/results/dmc/actor.npz)"])
+def test_rollout_choices_are_the_base_policys_masked_argmax(spec):
+    """The rollouts' forward pass runs a policy network's last layer only for the actions legal in some
+    row (an action-value network scores through its own ``logits``): each row's choice is still the
+    legal action of highest logit by the base policy's own ``logits``."""
     import numpy as np
 
     from handfoot_env.actions import NUM_ACTIONS
 
-    agent = make_agent("search", seed=0)
+    agent = make_agent(spec, seed=0)
     policy = agent.policy
     rng = np.random.default_rng(0)
     positions = [_position(seed=s, actions=a) for s, a in [(1, 5), (2, 40), (3, 90), (4, 150)]]
