@@ -3,6 +3,7 @@ engine, its value estimate against the reference scoring, and reproducible play.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
 
 pytest.importorskip("numba")
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _position(seed: int = 3, actions: int = 40) -> Game:
@@ -159,7 +162,7 @@ def test_confirm_departs_only_where_the_first_test_did_and_fresh_worlds_agree():
         make_agent("search(confirm=-1)")
 
 
-@pytest.mark.parametrize("spec", ["search", "search(base=policy:docs/results/dmc/actor.npz)"])
+@pytest.mark.parametrize("spec", ["search", f"search(base=policy:{ROOT / 'docs/results/dmc/actor.npz'})"])
 def test_rollout_choices_are_the_base_policys_masked_argmax(spec):
     """The rollouts' forward pass runs a policy network's last layer only for the actions legal in some
     row (an action-value network scores through its own ``logits``): each row's choice is still the
