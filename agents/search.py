@@ -108,12 +108,11 @@ class _Forward:
         if hasattr(policy, "layers") and hasattr(policy, "relu"):
             import torch
             self.torch = torch
-            self.layers = [(torch.from_numpy(np.ascontiguousarray(w)), torch.from_numpy(np.ascontiguousarray(b)))
-                           for w, b in policy.layers]
-            # the last layer by action: a row per action, so that the legal ones are one gather
-            w, b = self.layers[-1]
-            self.last_w = w.t().contiguous()
-            self.last_b = b
+            *hidden, (w, b) = [(torch.from_numpy(np.ascontiguousarray(w)), torch.from_numpy(np.ascontiguousarray(b)))
+                               for w, b in policy.layers]
+            self.layers = hidden
+            # the last layer by action, a row each, so that the legal ones are one gather
+            self.last_w, self.last_b = w.t().contiguous(), b
 
     def best(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The base policy's greedy action of each row: the legal action (``mask`` > 0) of highest logit,
@@ -123,36 +122,19 @@ class _Forward:
             return np.argmax(np.where(legal, np.asarray(self.policy.logits(obs)), -np.inf), axis=1)
         th = self.torch
         cols = np.flatnonzero(legal.any(axis=0))
-        with self._one_thread(), th.inference_mode():
-            h = self._hidden(obs)
-            idx = th.from_numpy(cols)
-            z = th.addmm(self.last_b.index_select(0, idx), h, self.last_w.index_select(0, idx).t()).numpy()
+        threads = th.get_num_threads()
+        th.set_num_threads(1)
+        try:
+            with th.inference_mode():
+                h = th.from_numpy(np.ascontiguousarray(obs[:, :self.policy.visible], dtype=np.float32))
+                for w, b in self.layers:
+                    h = th.addmm(b, h, w)
+                    h = th.relu(h) if self.policy.relu else th.tanh(h)
+                idx = th.from_numpy(cols)
+                z = th.addmm(self.last_b.index_select(0, idx), h, self.last_w.index_select(0, idx).t()).numpy()
+        finally:
+            th.set_num_threads(threads)
         return cols[np.argmax(np.where(legal[:, cols], z, -np.inf), axis=1)]
-
-    def _hidden(self, obs: np.ndarray):
-        th = self.torch
-        h = th.from_numpy(np.ascontiguousarray(obs[:, :self.policy.visible], dtype=np.float32))
-        for w, b in self.layers[:-1]:
-            h = th.addmm(b, h, w)
-            h = th.relu(h) if self.policy.relu else th.tanh(h)
-        return h
-
-    def _one_thread(self):
-        return _OneThread(self.torch)
-
-
-class _OneThread:
-    """torch on one thread for a block, the caller's setting restored after it."""
-
-    def __init__(self, torch: Any):
-        self.torch = torch
-
-    def __enter__(self):
-        self.threads = self.torch.get_num_threads()
-        self.torch.set_num_threads(1)
-
-    def __exit__(self, *exc):
-        self.torch.set_num_threads(self.threads)
 
 
 class SearchAgent(Agent):
