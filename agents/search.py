@@ -175,7 +175,7 @@ class SearchAgent(Agent):
         self._cut = False
         self.np_rng = np.random.default_rng(self.seed)
         self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "withdrawn": 0,
-                                        "seconds": 0.0, "cut": 0, "ticks": 0}
+                                        "seconds": 0.0, "cut": 0, "ticks": 0, "stuck": 0}
         #: wall and process CPU seconds of each search
         self.search_seconds: List[float] = []
         self.search_cpu_seconds: List[float] = []
@@ -290,9 +290,19 @@ class SearchAgent(Agent):
             deadline = time.perf_counter() + self.max_seconds
         ticks = 0
         acts = np.full(rows, -2, dtype=np.int64)
+        stuck = np.zeros(rows, dtype=bool)
         forward = self.forward
         while True:
-            running = np.flatnonzero((S[:, L.OVER] == 0) & (S[:, L.NRS] == nrs0))
+            running = np.flatnonzero((S[:, L.OVER] == 0) & (S[:, L.NRS] == nrs0) & ~stuck)
+            mask = b.mask[running]
+            live = mask.any(axis=1)
+            if not live.all():
+                # a world the sampler kept after its tries though its turn player cannot go on: no
+                # legal action; it stops here and is scored as it stands
+                dead = running[~live]
+                stuck[dead] = True
+                self.stats["stuck"] += len(dead)
+                running, mask = running[live], mask[live]
             if not len(running):
                 break
             if (self.horizon and ticks >= self.horizon) or time.perf_counter() > deadline:
@@ -300,7 +310,7 @@ class SearchAgent(Agent):
                     self._cut = True
                 break
             acts[:] = -2
-            acts[running] = forward.best(b.obs[running], b.mask[running])
+            acts[running] = forward.best(b.obs[running], mask)
             b.step(acts)
             ticks += 1
         self.stats["ticks"] += ticks

@@ -373,9 +373,10 @@ def _skeleton(view: SeatView, pub: PublicRound, rng: np.random.Generator) -> Gam
 
 
 def _viable(g: Game, seat: int) -> bool:
-    """Whether the world's player to act (another seat) can go on as the record says it did: a turn
-    player who must complete an opening or a pickup's meld can still do it."""
-    if g.phase in (GAME_OVER, DRAW_PHASE) or g.current == seat:
+    """Whether the world's turn player (another seat) can go on as the record says it did: a turn
+    player who must complete an opening or a pickup's meld can still do it, after the answer too
+    when the seat itself is the partner asked to let them go out."""
+    if g.phase in (GAME_OVER, DRAW_PHASE) or g.turn_player == seat:
         return True
     if g.phase == ANSWER_PHASE:
         g2 = g.clone()
@@ -450,7 +451,7 @@ class WorldSampler:
         return g
 
     def sample(self, rng: np.random.Generator, tries: int = 64) -> Game:
-        """One world in which the player to act can go on (:func:`_viable`), drawn by rejection
+        """One world in which the turn player can go on (:func:`_viable`), drawn by rejection
         (after ``tries`` refusals the last draw is kept)."""
         g = self.one(rng)
         for _ in range(tries):
@@ -529,7 +530,7 @@ def sample_worlds(view: SeatView, n: int, rng: RngLike = None, *, weight_by: Any
     ``weight_by``: an agent (with ``reset`` done for the seats it models) whose probability of the
     last discard weights ``oversample * n`` uniform worlds, from which ``n`` are drawn with
     replacement by weight; ``None`` (the default): uniform over the consistent deals.  ``tries``:
-    redraws of a world in which the player to act could not go on as recorded (an opening or a
+    redraws of a world in which the turn player could not go on as recorded (an opening or a
     pickup's meld that the drawn hand cannot complete).  :class:`InconsistentView` (a
     ``ValueError``) for a view that no game produces.
     """

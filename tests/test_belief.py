@@ -10,12 +10,12 @@ import random
 import numpy as np
 import pytest
 
-from handfoot_env.actions import DISCARD_BASE, MELD_BASE
+from handfoot_env.actions import ANSWER_NO, ANSWER_YES, DISCARD_BASE, MELD_BASE
 from handfoot_env.belief import (InconsistentView, discard_likelihood, known_cards, public_round, sample_worlds,
                                  unseen_cards)
 from handfoot_env.cards import RED3, deck_counts, kind_of
 from handfoot_env.config import PRESETS
-from handfoot_env.engine import Game
+from handfoot_env.engine import ANSWER_PHASE, Game
 from handfoot_env.view import seat_view
 
 
@@ -227,3 +227,24 @@ def test_policy_weights_read_the_last_discard_from_the_state_before_it():
     v = seat_view(g, g.current)
     worlds = sample_worlds(v, 4, rng=1, weight_by=champion)
     assert len(worlds) == 4 and all(seat_view(w, v.seat) == v for w in worlds)
+
+
+def test_worlds_let_an_asking_turn_player_finish_a_pickup_meld_after_either_answer():
+    """The seat is the partner asked to let the turn player go out, and the turn player still owes a
+    meld the pile's pickup started: in every world that player's hand can complete it, whatever the
+    answer (a hand that cannot leaves the world with no legal action)."""
+    g = Game("saskatchewan")
+    g.reset(seed=137)
+    rng = random.Random(137)
+    while not (g.phase == ANSWER_PHASE and g.incomplete >= 0):
+        g.apply_legal(rng.choice(g.legal_actions()))
+    seat = g.current
+    assert g.turn_player != seat
+    worlds = sample_worlds(seat_view(g, seat), 200, rng=3)
+    for w in worlds:
+        assert seat_view(w, seat) == seat_view(g, seat)
+        for answer in (ANSWER_YES, ANSWER_NO):
+            after = w.clone()
+            after.apply_legal(answer)
+            legal = after.legal_actions()
+            assert legal and legal[-1] >= MELD_BASE, (answer, after.hands[after.turn_player])

@@ -412,3 +412,43 @@ def test_search_gains_probes_reproducibly_and_names_a_bad_records_file(tmp_path,
         assert kept.read_text() == outs[0]                 # a refused run leaves the records it would replace
     assert sg.main(["--games", "1", "--out", str(tmp_path)]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_a_world_with_no_legal_action_stops_its_rollouts_and_is_scored_as_it_stands(monkeypatch):
+    """A world kept after the sampler's tries though its turn player cannot go on (here: owing a pickup's
+    meld it cannot complete once its partner, the searching seat, has answered) ends its rollouts where
+    it stands instead of failing the search."""
+    import handfoot_env.belief as belief
+    from agents.search import standing
+    from handfoot_env.compiled.batch import CoreBatch, state_row
+    from handfoot_env.engine import ANSWER_PHASE
+    g = Game("saskatchewan")
+    g.reset(seed=137)
+    rng = random.Random(137)
+    while not (g.phase == ANSWER_PHASE and g.incomplete >= 0):
+        g.apply_legal(rng.choice(g.legal_actions()))
+    seat, view = g.current, seat_view(g, g.current)
+    monkeypatch.setattr(belief, "_viable", lambda world, s: True)     # the sampler without its rejection
+    pool = sample_worlds(view, 200, rng=3)
+
+    def dead_end(w, answer):
+        x = w.clone()
+        x.apply_legal(answer)
+        return not x.legal_actions()
+    stuck = [w for w in pool if dead_end(w, view.legal_actions[0]) and dead_end(w, view.legal_actions[1])]
+    live = [w for w in pool if not dead_end(w, view.legal_actions[0]) and not dead_end(w, view.legal_actions[1])]
+    assert stuck and live
+    agent = make_agent("search(worlds=2, candidates=2, confident=1.0)", seed=0)
+    agent.reset(seat, g.rules, 0)
+    worlds = [stuck[0], live[0]]
+    agent._worlds = lambda v, n: [w.clone() for w in worlds[:n]]
+    cands = list(view.legal_actions)
+    values = agent._evaluate(view, cands, 2)
+    assert agent.stats["stuck"] == 2                                 # the stuck world, once per candidate
+    b = CoreBatch(g.rules, 1)
+    for c, answer in enumerate(cands):
+        x = stuck[0].clone()
+        x.apply_legal(answer)
+        state_row(x, b.S[0])
+        own = standing(b.S, b.R, view.num_teams)[0]
+        assert values[0, c] == own[view.team] - max(v for t, v in enumerate(own) if t != view.team)
