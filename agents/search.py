@@ -270,8 +270,8 @@ class SearchAgent(Agent):
 
     def _evaluate(self, view, cands: List[int], n: int, deadline: Optional[float] = None) -> np.ndarray:
         """The score of each candidate in each of ``n`` fresh worlds: ``(n, candidates)``; the rollouts
-        still running at ``deadline`` (``perf_counter`` time; default ``max_seconds`` from now) are
-        scored as they stand."""
+        still running at ``deadline`` (``perf_counter`` time; default ``max_seconds`` from now), and
+        those that reach a state with no legal action, are scored as they stand."""
         worlds = self._worlds(view, n)
         nw, nc = len(worlds), len(cands)
         rows = nw * nc
@@ -295,7 +295,7 @@ class SearchAgent(Agent):
         while True:
             running = np.flatnonzero((S[:, L.OVER] == 0) & (S[:, L.NRS] == nrs0) & ~stuck)
             mask = b.mask[running]
-            live = mask.any(axis=1)
+            live = mask.view(np.bool_).any(axis=1)          # the mask is 0/1 int8
             if not live.all():
                 # a world the sampler kept after its tries though its turn player cannot go on: no
                 # legal action; it stops here and is scored as it stands
