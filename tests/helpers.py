@@ -399,3 +399,16 @@ def books_game(last_draw="8 8", stop="p0_turn3", foot2=None, round: int = 1, **o
     turn(g, "7")
     assert g.current == me and hand_codes(g, me) == ["8"] and g.played_foot[mate]
     return g
+
+
+def answer_with_a_meld_owed() -> Game:
+    """A random Saskatchewan game (seed 137) at the first moment a player who owes the meld a pickup
+    started has asked a teammate to let them go out: the teammate is to answer."""
+    import random
+    from handfoot_env.engine import ANSWER_PHASE
+    g = Game("saskatchewan")
+    g.reset(seed=137)
+    rng = random.Random(137)
+    while not (g.phase == ANSWER_PHASE and g.incomplete >= 0):
+        g.apply_legal(rng.choice(g.legal_actions()))
+    return g

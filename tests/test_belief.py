@@ -15,8 +15,9 @@ from handfoot_env.belief import (InconsistentView, discard_likelihood, known_car
                                  unseen_cards)
 from handfoot_env.cards import RED3, deck_counts, kind_of
 from handfoot_env.config import PRESETS
-from handfoot_env.engine import ANSWER_PHASE, Game
+from handfoot_env.engine import Game
 from handfoot_env.view import seat_view
+from tests.helpers import answer_with_a_meld_owed
 
 
 
@@ -233,11 +234,7 @@ def test_worlds_let_an_asking_turn_player_finish_a_pickup_meld_after_either_answ
     """The seat is the partner asked to let the turn player go out, and the turn player still owes a
     meld the pile's pickup started: in every world that player's hand can complete it, whatever the
     answer (a hand that cannot leaves the world with no legal action)."""
-    g = Game("saskatchewan")
-    g.reset(seed=137)
-    rng = random.Random(137)
-    while not (g.phase == ANSWER_PHASE and g.incomplete >= 0):
-        g.apply_legal(rng.choice(g.legal_actions()))
+    g = answer_with_a_meld_owed()
     seat = g.current
     assert g.turn_player != seat
     worlds = sample_worlds(seat_view(g, seat), 200, rng=3)

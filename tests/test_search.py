@@ -421,12 +421,8 @@ def test_a_world_with_no_legal_action_stops_its_rollouts_and_is_scored_as_it_sta
     import handfoot_env.belief as belief
     from agents.search import standing
     from handfoot_env.compiled.batch import CoreBatch, state_row
-    from handfoot_env.engine import ANSWER_PHASE
-    g = Game("saskatchewan")
-    g.reset(seed=137)
-    rng = random.Random(137)
-    while not (g.phase == ANSWER_PHASE and g.incomplete >= 0):
-        g.apply_legal(rng.choice(g.legal_actions()))
+    from tests.helpers import answer_with_a_meld_owed
+    g = answer_with_a_meld_owed()
     seat, view = g.current, seat_view(g, g.current)
     monkeypatch.setattr(belief, "_viable", lambda world, s: True)     # the sampler without its rejection
     pool = sample_worlds(view, 200, rng=3)
