@@ -7,7 +7,8 @@ At a decision where search can change the outcome, the agent
    (:func:`handfoot_env.belief.sample_worlds`: the hidden cards dealt again from its view);
 3. plays each candidate in each world and the rest of the round with the base policy for every
    seat, on the compiled core: all ``worlds x candidates`` games in one :class:`CoreBatch`, one
-   forward pass of the base policy per tick for every game still running;
+   forward pass of the base policy per tick for every game still running whose player has a choice
+   (a player with one legal action plays it);
 4. scores each game by the searching team's round score less the best other team's (at the
    round's end; at ``horizon`` ticks, if set, by the round's score as it stands then);
 5. plays the candidate of best mean score, but leaves the base policy's choice only when the
@@ -33,7 +34,8 @@ Arguments: ``base`` (a trained policy spec: ``champion`` or ``'policy:PATH'``), 
 ``max_seconds`` (10.0), ``weighted`` (false: uniform worlds; true: worlds weighted by the base
 policy's probability of the last discard), ``confirm`` (0: none; else the worlds of the second test
 of a departure).  ``agent.stats`` counts decisions, searches, deviations from the base policy,
-departures withdrawn by the second test and the seconds spent searching.
+departures withdrawn by the second test, the seconds spent searching, rollout ticks, the rows played
+at those ticks (``rows``) and those of them with one legal action (``one_legal``).
 """
 from __future__ import annotations
 
@@ -175,7 +177,8 @@ class SearchAgent(Agent):
         self._cut = False
         self.np_rng = np.random.default_rng(self.seed)
         self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "withdrawn": 0,
-                                        "seconds": 0.0, "cut": 0, "ticks": 0, "stuck": 0}
+                                        "seconds": 0.0, "cut": 0, "ticks": 0, "stuck": 0, "rows": 0,
+                                        "one_legal": 0}
         #: wall and process CPU seconds of each search
         self.search_seconds: List[float] = []
         self.search_cpu_seconds: List[float] = []
@@ -288,7 +291,7 @@ class SearchAgent(Agent):
         nrs0 = int(S[0, L.NRS])
         if deadline is None:
             deadline = time.perf_counter() + self.max_seconds
-        ticks = 0
+        ticks = rows_played = free_rows = 0
         acts = np.full(rows, -2, dtype=np.int64)
         stuck = np.zeros(rows, dtype=bool)
         forward = self.forward
@@ -309,14 +312,18 @@ class SearchAgent(Agent):
                     self._cut = True
                 break
             acts[:] = -2
-            one = count == 1                                # a quarter of the rows: no network needed
+            one = count == 1                                # one legal action: no network needed
             acts[running[one]] = b.legal_ids[running[one], 0]
             free = running[~one]
+            rows_played += len(running)
+            free_rows += len(free)
             if len(free):
                 acts[free] = forward.best(b.obs[free], b.mask[free])
             b.step(acts)
             ticks += 1
         self.stats["ticks"] += ticks
+        self.stats["rows"] += rows_played
+        self.stats["one_legal"] += rows_played - free_rows
         done = S[:, L.NRS] > nrs0
         scores = standing(S, b.R, nt)
         at = L.RSC + L.MAXT * nrs0

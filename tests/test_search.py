@@ -92,6 +92,7 @@ def test_rollouts_score_what_the_reference_engine_plays():
     champs = [make_agent("champion") for _ in range(4)]
     for q, a in enumerate(champs):
         a.reset(q, g.rules, q)
+    rows = one_legal = 0
     for c, first in enumerate(cands):
         for w, world in enumerate(worlds):
             x = world.clone()
@@ -99,10 +100,14 @@ def test_rollouts_score_what_the_reference_engine_plays():
             rounds = len(x.round_scores)
             while len(x.round_scores) == rounds:
                 q = x.current
+                rows += 1
+                one_legal += len(x.legal_actions()) == 1
                 x.step(agent_action(champs[q], x, q))
             team = x.team_of[p]
             got = x.round_scores[rounds]
             assert values[w, c] == got[team] - max(v for t, v in enumerate(got) if t != team), (c, w)
+    # the rows played without the network are those whose player had one legal action
+    assert (agent.stats["rows"], agent.stats["one_legal"]) == (rows, one_legal) and 0 < one_legal < rows
 
 
 def test_search_plays_legal_reproducible_moves_and_counts_its_searches():
@@ -217,6 +222,7 @@ def test_bench_search_row_counts_games_and_searches(tmp_path):
     assert row["status"] == "ok" and row["games"] == 1, row
     assert 0 < row["searched_per_game"] < row["search_decisions_per_game"]
     assert row["search_median_s"] > 0 and "per searched decision" in row["label"]
+    assert row["rollout_rows_per_game"] > 0 and 0 < row["one_legal_fraction"] < 1
     bad = tmp_path / "bad.yaml"
     bad.write_text("rows: [search]\nsearch: {spec: 'search(worlds=0)', opponent: champion, core: compiled}\n")
     assert bench_main([str(bad)]) == 2

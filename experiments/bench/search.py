@@ -5,7 +5,8 @@ The agents are the harness's own (one per spec and seat, kept between games), so
 (:attr:`agents.search.SearchAgent.stats`) give the decisions, the searches and the seconds of each
 search; the row reports the median and 90th percentile of the wall time of a searched decision (and
 the median of its process CPU time, which a busy machine inflates less),
-the CPU and wall seconds per game, and the share of decisions searched.
+the CPU and wall seconds per game, the share of decisions searched, and the share of the rollouts'
+rows (a game at a tick) whose player had one legal action, played without the network.
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ class _SearchRunner(_GameRunner):
         searched = sum(a.stats["searched"] - m["searched"] for a, (m, _) in zip(self.agents, marks))
         deviated = sum(a.stats["deviated"] - m["deviated"] for a, (m, _) in zip(self.agents, marks))
         withdrawn = sum(a.stats["withdrawn"] - m["withdrawn"] for a, (m, _) in zip(self.agents, marks))
+        rows = sum(a.stats["rows"] - m["rows"] for a, (m, _) in zip(self.agents, marks))
+        one_legal = sum(a.stats["one_legal"] - m["one_legal"] for a, (m, _) in zip(self.agents, marks))
         games = max(res["games"], 1)
         median = float(np.median(secs)) if len(secs) else None
         p90 = float(np.percentile(secs, 90)) if len(secs) else None
@@ -44,6 +47,8 @@ class _SearchRunner(_GameRunner):
             "search_decisions_per_game": decisions / games, "searched_per_game": searched / games,
             "searched_fraction": searched / decisions if decisions else None,
             "deviated_per_game": deviated / games, "withdrawn_per_game": withdrawn / games,
+            "rollout_rows_per_game": rows / games,
+            "one_legal_fraction": one_legal / rows if rows else None,     # rows that skip the network
             "search_median_s": median, "search_p90_s": p90,
             "search_median_cpu_s": float(np.median(cpu)) if len(cpu) else None,
             "seconds_cpu_per_game": res["seconds_cpu"] / games, "seconds_wall_per_game": res["seconds_wall"] / games,
