@@ -291,20 +291,21 @@ class SearchAgent(Agent):
         nrs0 = int(S[0, L.NRS])
         if deadline is None:
             deadline = time.perf_counter() + self.max_seconds
-        ticks = rows_played = free_rows = 0
+        ticks = rows_played = one_legal = 0
         acts = np.full(rows, -2, dtype=np.int64)
         stuck = np.zeros(rows, dtype=bool)
         forward = self.forward
         while True:
             running = np.flatnonzero((S[:, L.OVER] == 0) & (S[:, L.NRS] == nrs0) & ~stuck)
             count = b.counts[running]                       # legal actions of each row's player to act
-            if not count.all():
+            live = count != 0
+            if not live.all():
                 # a world the sampler kept after its tries though its turn player cannot go on: no
                 # legal action; it stops here and is scored as it stands
-                dead = running[count == 0]
+                dead = running[~live]
                 stuck[dead] = True
                 self.stats["stuck"] += len(dead)
-                running, count = running[count != 0], count[count != 0]
+                running, count = running[live], count[live]
             if not len(running):
                 break
             if (self.horizon and ticks >= self.horizon) or time.perf_counter() > deadline:
@@ -316,14 +317,14 @@ class SearchAgent(Agent):
             acts[running[one]] = b.legal_ids[running[one], 0]
             free = running[~one]
             rows_played += len(running)
-            free_rows += len(free)
+            one_legal += len(running) - len(free)
             if len(free):
                 acts[free] = forward.best(b.obs[free], b.mask[free])
             b.step(acts)
             ticks += 1
         self.stats["ticks"] += ticks
         self.stats["rows"] += rows_played
-        self.stats["one_legal"] += rows_played - free_rows
+        self.stats["one_legal"] += one_legal
         done = S[:, L.NRS] > nrs0
         scores = standing(S, b.R, nt)
         at = L.RSC + L.MAXT * nrs0
