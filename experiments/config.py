@@ -60,7 +60,7 @@ def command(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
             except SystemExit as e:            # --help (0), or a command's own exit
                 return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
             except KeyboardInterrupt as e:         # a message says what was saved (training)
-                print(f"handfoot {name}: {e or 'interrupted'}", file=sys.stderr)
+                print(f"handfoot {name}: {str(e).strip() or 'interrupted'}", file=sys.stderr)
                 return 130
             except (ValueError, OSError) as e:
                 if debug_enabled():
@@ -69,6 +69,23 @@ def command(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
                 return 2
         return run
     return wrap
+
+
+def handfoot_command() -> str:
+    """The ``handfoot`` command as a hint should print it: ``handfoot`` when that name on the PATH is
+    the running command, else the path it was started by (``.venv/bin/handfoot`` after the set-up,
+    whose venv need not be active), so that a printed ``continue with: ...`` works as printed."""
+    import shutil
+    me = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if me is None or me.name != "handfoot":
+        return "handfoot"
+    found = shutil.which("handfoot")
+    try:
+        if found and Path(found).resolve() == me.resolve():
+            return "handfoot"
+    except OSError:
+        pass
+    return str(me)
 
 
 def output_file_error(path: Union[str, Path], flag: str) -> Optional[str]:

@@ -19,6 +19,13 @@ The pipeline:
    harness's win-rate plot, ``experiment.json`` with the same numbers, and a summary table on
    the terminal.
 
+``--quick`` runs the same pipeline at a smoke budget (:func:`make_quick`: a few thousand
+decisions, a few deals, in its own run folder ``NAME-quick-sSEED``); its report says that it is a
+smoke run.  Ctrl-C (or a crash) leaves ``experiment.yaml`` in the run folder and prints
+``continue with: handfoot experiment --resume RUN``, which finishes the training from its last
+checkpoint, then evaluates and reports; ``--report RUN`` writes the report of any experiment
+folder whose training finished (without the evaluation's tables if it has not run yet).
+
 Config fields are listed by ``--help-config``; an unknown or badly typed field names itself and
 exits with status 2.  ``seed`` and ``run_dir`` at the top level override the train section's.
 """
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -47,12 +55,13 @@ from experiments.config import (
 from experiments.evaluation.report import fmt_adp, fmt_ci_num, fmt_ci_pct, fmt_pct
 from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, ELO_ANCHOR
 from experiments.evaluation.summary import evaluate_spec
-from experiments.runs import write_json
+from experiments.runs import fresh_path, resolve_resume, write_json
 from experiments.training.config import TrainConfig, check_spec
 from experiments.training.learner import backend
-from experiments.training.trainer import train
+from experiments.training.sampler_group import SamplersLost
+from experiments.training.trainer import TrainingInterrupted, train
 from experiments.config import CommandParser
-from experiments.config import command
+from experiments.config import command, handfoot_command
 
 
 @dataclass
@@ -102,6 +111,8 @@ class ExperimentConfig:
     """The evaluation after training."""
     time_budget_s: Optional[float] = None
     """Expected wall time; the report says whether the run stayed within it."""
+    quick: bool = False
+    """A smoke run (--quick): the whole pipeline at a tiny budget; its figures say nothing of the recipe."""
 
     def validate(self) -> "ExperimentConfig":
         self.train.validate()
@@ -143,6 +154,31 @@ def load_experiment_config(path: Optional[str], overrides: Optional[List[str]] =
     data["train"] = tr
     source = f"{path}{' with --set' if overrides else ''}" if path else None
     return config_from_dict(ExperimentConfig, data, source)
+
+
+#: the smoke budget of --quick: learner decisions, and duplicate deals per opponent at the end
+QUICK_TIMESTEPS = 8192
+QUICK_DEALS = 4
+QUICK_BUDGET_S = 60.0
+
+
+def make_quick(cfg: ExperimentConfig) -> ExperimentConfig:
+    """``cfg`` at the smoke budget of ``--quick``: the same pipeline (training with its checkpoints
+    and periodic evaluation, the final evaluation against the same opponents, the report) for
+    :data:`QUICK_TIMESTEPS` decisions and :data:`QUICK_DEALS` deals per opponent, in its own run
+    folder ``NAME-quick-sSEED``."""
+    tc = cfg.train
+    cfg.quick = True
+    tc.total_timesteps = min(tc.total_timesteps, QUICK_TIMESTEPS)
+    tc.checkpoint_every = tc.total_timesteps // 2 if tc.checkpoint_every else 0
+    tc.evaluation.every_timesteps = tc.total_timesteps // 2 if tc.evaluation.every_timesteps else 0
+    tc.evaluation.deals = min(tc.evaluation.deals, 2)
+    tc.evaluation.final_deals = min(tc.evaluation.final_deals, 2)
+    if tc.run_name is None:
+        tc.run_name = f"{tc.name}-quick-s{tc.seed}"
+    cfg.evaluation.deals = min(cfg.evaluation.deals, QUICK_DEALS)
+    cfg.time_budget_s = QUICK_BUDGET_S
+    return cfg
 
 
 def _merge(base: Dict[str, Any], over: Dict[str, Any]) -> Dict[str, Any]:
@@ -206,14 +242,55 @@ def overrides_of(argv: List[str]) -> List[str]:
     return list(args.overrides)
 
 
+def continue_line(run: Path) -> str:
+    """The command that takes an interrupted experiment in ``run`` on to its report."""
+    return f"continue with: {handfoot_command()} experiment --resume {run}"
+
+
+def trained(run: Path, cfg: ExperimentConfig) -> Optional[Dict[str, Any]]:
+    """The training result of ``run`` if its training finished (``final`` at ``total_timesteps``), else None."""
+    try:
+        state = json.loads((run / "final" / "trainer.json").read_text())
+    except (OSError, ValueError):
+        return None
+    steps = int(state.get("num_timesteps", 0))
+    if steps < cfg.train.total_timesteps:
+        return None
+    return {"run": str(run), "timesteps": steps, "best_step": (state.get("state") or {}).get("best_step")}
+
+
+def sessions_wall_s(run: Path) -> float:
+    """The training sessions' wall time recorded in ``run.json`` (every session, resumed ones too)."""
+    try:
+        sessions = json.loads((run / "run.json").read_text()).get("sessions") or []
+    except (OSError, ValueError):
+        return 0.0
+    return float(sum(s.get("wall_s") or 0.0 for s in sessions if isinstance(s, dict)))
+
+
+def write_experiment_yaml(run: Path, cfg: ExperimentConfig) -> None:
+    """The resolved experiment config, what ``--resume`` and ``--report`` read back."""
+    import yaml
+    (run / "experiment.yaml").write_text(yaml.safe_dump(
+        {**{k: v for k, v in dataclasses.asdict(cfg).items() if k != "train"}, "train": config_to_dict(cfg.train)},
+        sort_keys=False))
+
+
 def report_again(run: Path) -> Path:
-    """``report.md`` written again from a finished experiment's run folder (``experiment.yaml``,
-    ``experiment.json``, ``run.json``), e.g. after the report's format changed."""
+    """``report.md`` written again from an experiment's run folder (``experiment.yaml``, ``run.json``,
+    and ``experiment.json`` once evaluated), e.g. after the report's format changed; a folder whose
+    training finished but whose evaluation has not run gets the report without its results."""
     run = Path(run)
-    for f in ("experiment.yaml", "experiment.json"):
-        if not (run / f).is_file():
-            raise ConfigError(f"--report: {str(run)!r} is not a finished experiment's run folder (no {f})")
+    if not (run / "experiment.yaml").is_file():
+        raise ConfigError(f"--report: {str(run)!r} is not an experiment's run folder (no experiment.yaml)")
     cfg = load_experiment_config(str(run / "experiment.yaml"))
+    if not (run / "experiment.json").is_file():
+        result = trained(run, cfg)
+        if result is None:
+            raise ConfigError(f"--report: the training in {str(run)!r} has not finished; {continue_line(run)}")
+        timings = {"train_s": sessions_wall_s(run), "eval_s": 0.0}
+        timings["total_s"] = timings["train_s"]
+        return write_report(run, cfg, result, {}, timings)
     summary = json.loads((run / "experiment.json").read_text())
     evals = summary.get("results") or {}
     for s in evals.values():                        # the run folder may have moved since
@@ -228,6 +305,11 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
     L: List[str] = [f"# Experiment `{cfg.name}`", ""]
     if cfg.description:
         L += [cfg.description.strip(), ""]
+    if cfg.quick:
+        L += ["**A smoke run** (`--quick`): the whole pipeline at a tiny budget "
+              f"({cfg.train.total_timesteps:,} decisions, {cfg.evaluation.deals} deals per opponent), to see "
+              "that every step works; its figures say nothing about what the recipe learns. The full run is "
+              "the same command without `--quick`.", ""]
     changed = [a for a in overrides_of(info.get("argv") or []) if not a.startswith(("run_dir=", "train.run_name="))]
     if changed:
         L += ["Changed from the config file (`--set`; the description above is the file's): "
@@ -242,6 +324,9 @@ def write_report(run: Path, cfg: ExperimentConfig, train_result: Dict[str, Any],
           + ("; the final weights are evaluated" if cfg.evaluation.model == "final" else ""),
           f"- evaluation: {cfg.evaluation.deals} duplicate deals ({2 * cfg.evaluation.deals} games) per opponent, "
           f"seed {cfg.evaluation.seed}, round-robin with {', '.join(cfg.evaluation.opponents)}", ""]
+    if not evals:
+        L += ["The evaluation has not run yet: " + continue_line(run).replace("continue with: ", "`", 1) + "`"
+              " evaluates the trained weights and writes this report again.", ""]
     L += verdicts(evals) and [f"- {v}" for v in verdicts(evals)] + [""] or []
     L += ["## Results", "",
           "| model | opponent | games | win rate | 95% CI | ADP | ADP 95% CI |",
@@ -296,27 +381,63 @@ def print_summary(run: Path, evals: Dict[str, Dict[str, Any]], timings: Dict[str
 
 
 # =========================================================================== pipeline
-def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[List[str]] = None) -> Dict[str, Any]:
-    """Train, evaluate, report; returns ``{"run", "evals", "timings", ...}``."""
+def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[List[str]] = None,
+                   resume: Optional[Path] = None) -> Dict[str, Any]:
+    """Train, evaluate, report; returns ``{"run", "evals", "timings", ...}``.
+
+    ``resume``: an experiment's run folder to take on from where it stopped (the training from its
+    last checkpoint unless it finished; then the evaluation and the report).  Ctrl-C, or a training
+    that stops with an error after its first checkpoint, leaves ``experiment.yaml`` in the run
+    folder and ends with a ``KeyboardInterrupt`` (or the error) whose line ends in
+    ``continue with: handfoot experiment --resume RUN``.
+    """
     cfg.validate()
+    if resume is not None:
+        run = Path(resume)
+    else:                                           # the run folder is chosen here, so that it is known if stopped
+        tc = cfg.train
+        run = fresh_path(Path(tc.run_dir) / (tc.run_name or f"{tc.name}-s{tc.seed}"))
+        tc.run_dir, tc.run_name = str(run.parent), run.name
+    before = sessions_wall_s(run) if resume is not None else 0.0
     t0 = time.perf_counter()
-    result = train(cfg.train, quiet=quiet, argv=argv)
+    result = trained(run, cfg) if resume is not None else None
+    if result is None:
+        try:
+            result = train(cfg.train, resume=str(run) if resume is not None else None, quiet=quiet, argv=argv)
+        except (TrainingInterrupted, SamplersLost) as e:
+            write_experiment_yaml(run, cfg)
+            head = str(e).split("; continue with:", 1)[0]
+            raise type(e)(f"{head}; {continue_line(run)}") from None
+        except BaseException as e:                 # stopped before its first checkpoint, or an error
+            if run.is_dir() and _has_checkpoint(run):
+                write_experiment_yaml(run, cfg)
+                if isinstance(e, KeyboardInterrupt):
+                    raise KeyboardInterrupt(f"interrupted in training; {continue_line(run)}") from None
+            elif isinstance(e, KeyboardInterrupt):
+                raise KeyboardInterrupt("interrupted before the first checkpoint; nothing to continue: "
+                                        "run the same command again") from None
+            raise
     t1 = time.perf_counter()
-    run = Path(result["run"])
+    write_experiment_yaml(run, cfg)
     models = ["best", "final"] if cfg.evaluation.model == "both" else [cfg.evaluation.model]
     evals: Dict[str, Dict[str, Any]] = {}
     ev = cfg.evaluation
-    for m in models:
-        if not quiet:
-            print(f"evaluating the {m} model against {', '.join(ev.opponents)} ({ev.deals} duplicate deals each)",
-                  file=sys.stderr, flush=True)
-        evals[m] = evaluate_spec(f"policy:{run / m}", run / "experiment_eval" / m, ev.opponents, cfg.train.rules,
-                                 ev.deals, ev.seed, ev.workers, progress=cfg.train.progress and not quiet, plots=True)
+    try:
+        for m in models:
+            if not quiet:
+                print(f"evaluating the {m} model against {', '.join(ev.opponents)} ({ev.deals} duplicate deals each)",
+                      file=sys.stderr, flush=True)
+            out = run / "experiment_eval" / m
+            if out.exists():                        # an evaluation cut short before: played again from its start
+                shutil.rmtree(out)
+            evals[m] = evaluate_spec(f"policy:{run / m}", out, ev.opponents, cfg.train.rules, ev.deals, ev.seed,
+                                     ev.workers, progress=cfg.train.progress and not quiet, plots=True)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"interrupted in the evaluation (the training is done, {run / 'final'}); "
+                                f"{continue_line(run)}") from None
     t2 = time.perf_counter()
-    timings = {"train_s": t1 - t0, "eval_s": t2 - t1, "total_s": t2 - t0}
-    (run / "experiment.yaml").write_text(__import__("yaml").safe_dump(
-        {**{k: v for k, v in dataclasses.asdict(cfg).items() if k != "train"}, "train": config_to_dict(cfg.train)},
-        sort_keys=False))
+    timings = {"train_s": before + t1 - t0, "eval_s": t2 - t1}
+    timings["total_s"] = timings["train_s"] + timings["eval_s"]
     summary = {"name": cfg.name, "run": str(run), "timesteps": result["timesteps"],
                "best_step": result.get("best_step"),
                "timings": timings, "evaluation": dataclasses.asdict(cfg.evaluation), "results": evals,
@@ -324,6 +445,30 @@ def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[Li
     write_json(run / "experiment.json", summary)
     write_report(run, cfg, result, evals, timings)
     return summary
+
+
+def _has_checkpoint(run: Path) -> bool:
+    try:
+        resolve_resume(run)
+    except (ConfigError, OSError):
+        return False
+    return True
+
+
+def resume_config(run: Path, config: Optional[str], overrides: List[str]) -> ExperimentConfig:
+    """The config of an experiment to resume: its ``experiment.yaml`` (``--set`` changes it), else
+    ``config`` (a run folder written before experiments kept their config)."""
+    run = Path(run)
+    if not run.is_dir():
+        raise ConfigError(f"--resume {run}: no such folder")
+    if (run / "experiment.yaml").is_file():
+        return load_experiment_config(str(run / "experiment.yaml"), overrides)
+    if config is None:
+        raise ConfigError(f"--resume {run}: not an experiment's run folder (no experiment.yaml); "
+                          "name its config too: handfoot experiment CONFIG --resume RUN")
+    if not (run / "run.json").is_file():
+        raise ConfigError(f"--resume {run}: not a run folder (no run.json)")
+    return load_experiment_config(config, overrides)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -335,7 +480,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="parent folder of run folders")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--help-config", action="store_true", help="list every config field")
-    p.add_argument("--report", metavar="RUN", help="write report.md again from a finished run folder and exit")
+    p.add_argument("--report", metavar="RUN",
+                   help="write report.md again from an experiment's run folder whose training finished, and exit")
+    p.add_argument("--resume", metavar="RUN",
+                   help="take an interrupted experiment on to its report: training from its last checkpoint "
+                        "(unless finished), evaluation, report (the config is the run's experiment.yaml)")
+    p.add_argument("--quick", action="store_true",
+                   help=f"a smoke run: the whole pipeline at a tiny budget ({QUICK_TIMESTEPS} decisions, "
+                        f"{QUICK_DEALS} deals per opponent) in the run folder NAME-quick-sSEED")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="train with the samplers on Ray, as handfoot train --ray (docs/scaling_out.md)")
     return p
@@ -352,16 +504,25 @@ def experiment_main(argv: Optional[List[str]] = None) -> int:
     if args.report:
         print(report_again(Path(args.report)))
         return 0
-    if not args.config:
-        raise ConfigError("an experiment config file is needed")
-    cfg = load_experiment_config(args.config, args.overrides)
-    if args.run_dir:
+    if args.resume:
+        cfg = resume_config(Path(args.resume), args.config, args.overrides)
+    elif not args.config:
+        raise ConfigError("an experiment config file is needed (or --resume RUN)")
+    else:
+        cfg = load_experiment_config(args.config, args.overrides)
+        if args.quick:
+            make_quick(cfg)
+    if args.run_dir and not args.resume:
         cfg.train.run_dir = args.run_dir
     if args.ray is not None:
         from experiments.training.cli import use_ray
         use_ray(cfg.train, args.ray)
-    summary = run_experiment(cfg, quiet=args.quiet, argv=["handfoot", "experiment"] + argv)
+    summary = run_experiment(cfg, quiet=args.quiet, argv=["handfoot", "experiment"] + argv,
+                             resume=Path(args.resume) if args.resume else None)
     print_summary(Path(summary["run"]), summary["results"], summary["timings"])
+    if cfg.quick:
+        print("a smoke run (--quick): it shows that every step works; its figures say nothing about what the "
+              "recipe learns (the full run: the same command without --quick)")
     return 0
 
 
