@@ -123,7 +123,44 @@ def load():
                 pass
             sys.stderr.write(f"handfoot: rules core compiled in {time.perf_counter() - t0:.0f} s\n")
             sys.stderr.flush()
+        _CompileNotice.listen()
     return game
+
+
+class _CompileNotice:
+    """Says on standard error, once per process, that a kernel the cache lacks is being compiled
+    (a rule set or argument type the warm-up did not reach), so that a slow first call is never silent.
+    Numba's compile event fires only when a kernel compiles, not when it loads from the cache."""
+
+    said = False
+    depth = 0
+    t0 = 0.0
+
+    @classmethod
+    def listen(cls) -> None:
+        from numba.core import event
+        if not issubclass(cls, event.Listener):
+            event.Listener.register(cls)
+            event.register("numba:compile", cls())
+
+    def notify(self, ev) -> None:
+        import sys
+        import time
+        cls = type(self)
+        if ev.is_start:
+            cls.depth += 1
+            if cls.depth == 1 and not cls.said:
+                name = getattr(ev.data.get("dispatcher"), "__name__", "a kernel")
+                sys.stderr.write(f"handfoot: compiling rules-core kernels the cache lacks ({name}; once per "
+                                 f"install, up to a minute)\n")
+                sys.stderr.flush()
+                cls.t0 = time.perf_counter()
+        elif ev.is_end:
+            cls.depth -= 1
+            if cls.depth == 0 and not cls.said:
+                cls.said = True
+                sys.stderr.write(f"handfoot: compiled in {time.perf_counter() - cls.t0:.0f} s\n")
+                sys.stderr.flush()
 
 
 _LOADED: list = []
