@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.web_client import Client, free_port, start_process  # noqa: E402
+from experiments.apps.web.client import Client, free_port, start_server  # noqa: E402
 
 SEATS = ["strategic", "greedy", "random", "greedy"]
 
@@ -38,9 +38,10 @@ def rss_kib(pid: int) -> int:
 
 
 def fill(db: Path, tables: int, games: int) -> None:
-    from experiments.apps.web.rooms import Tables
     from experiments.apps.web.store import Store
-    made = Tables(Store(db), allow_chosen_seeds=True, max_tables=games + 1)
+    from experiments.apps.web.tables import Tables
+    made = Tables(Store(db), allow_chosen_seeds=True, max_tables=games + 1, per_client=games + 1,
+                  keep_finished=tables + games)
     played = []
     for g in range(games):
         room, _ = made.create({"rules": "pagat", "seats": SEATS, "seed": g, "pace_ms": 0})
@@ -52,14 +53,14 @@ def fill(db: Path, tables: int, games: int) -> None:
         row.id = f"copy-{i}"
         store.add_table(row)
         with store._transaction() as con:
-            con.executemany("INSERT INTO actions VALUES (?, ?, ?, ?, 0)",
+            con.executemany("INSERT INTO actions (table_id, seq, player, action, at) VALUES (?, ?, ?, ?, 0)",
                             [(row.id, seq, p, name) for seq, (p, name) in enumerate(actions)])
     store.close()
 
 
 def measure(db: Path, ask: bool) -> dict:
     port = free_port()
-    proc = start_process(db, port)
+    proc = start_server(db, port, "--rate", "0", "--keep-finished", "1000000")
     try:
         client = Client(port, timeout=60)
         client.call("GET", "/api/options")

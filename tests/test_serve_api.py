@@ -190,7 +190,7 @@ def test_serve_command_errors_are_one_line(tmp_path, capsys):
 
 
 def test_binding_elsewhere_warns(tmp_path):
-    code = ("import sys, uvicorn\nuvicorn.run = lambda *a, **k: None\n"
+    code = ("import sys, uvicorn\nuvicorn.Server.run = lambda *a, **k: None\n"
             "from experiments.apps.web.serve import serve_main\n"
             f"sys.exit(serve_main(['--host', '0.0.0.0', '--db', {str(tmp_path / 't.sqlite')!r}]))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -199,8 +199,8 @@ def test_binding_elsewhere_warns(tmp_path):
 
 
 def test_finished_games_are_written_to_the_records_folder(tmp_path):
-    from experiments.apps.web.rooms import Tables
     from experiments.apps.web.store import Store
+    from experiments.apps.web.tables import Tables
     from handfoot_env.record import load_record, replay_record
     tables = Tables(Store(tmp_path / "t.sqlite"), records=tmp_path / "records")
     room, _ = tables.create({"rules": "individual", "seats": ["random", "greedy", "random"], "seed": 2,
@@ -211,8 +211,9 @@ def test_finished_games_are_written_to_the_records_folder(tmp_path):
 
 
 def test_a_failed_write_changes_nothing_and_a_tampered_table_is_reported_and_skipped(tmp_path, capsys):
-    from experiments.apps.web.rooms import TableError, Tables
+    from experiments.apps.web.rooms import TableError
     from experiments.apps.web.store import Store
+    from experiments.apps.web.tables import Tables
     db = tmp_path / "t.sqlite"
     tables = Tables(Store(db), allow_chosen_seeds=True)
     room, tokens = tables.create({"rules": "pagat", "seats": ["human", "greedy", "human", "greedy"], "seed": 7,

@@ -25,6 +25,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from experiments.apps.web.messages import FACTS, seat_message  # noqa: E402
+from experiments.apps.web.rooms import ROOM_FACTS  # noqa: E402
 from handfoot_env.actions import ACTION_INDEX  # noqa: E402
 from handfoot_env.cards import CODES, codes_of  # noqa: E402
 from handfoot_env.config import PRESETS, load_rules  # noqa: E402
@@ -76,9 +77,13 @@ def play(client: Client, rules: str, game: int):
     assert sorted(tokens) == humans and all("token" not in e for e in created["seats"] if e["seat"] not in humans)
     rng = random.Random(game)
     received = []                               # (seat or None, message)
-    state = client.state(table, tokens[humans[0]])
+    state = client.settled(table, tokens[humans[0]])
     received.append((humans[0], state))
     while not state["game_over"]:
+        if not state["waiting"] and state["players"][state["current"]] != "human":     # agents still moving
+            state = client.settled(table, tokens[humans[0]])
+            received.append((humans[0], state))
+            continue
         if state["waiting"]:                    # a round's sheet: every person confirms it, then play goes on
             for seat in state["waiting"]:
                 seen = client.state(table, tokens[seat])
@@ -86,7 +91,7 @@ def play(client: Client, rules: str, game: int):
                 assert seen["legal"] == ["next_round"] and seen["round_end"]["round"] == len(seen["round_scores"])
                 status, state = client.act(table, tokens[seat], "next_round", seen["seq"])
                 assert status == 200, state
-            state = client.state(table, tokens[humans[0]])
+            state = client.settled(table, tokens[humans[0]])
             continue
         seat = state["current"]
         if state["seat"] != seat:
@@ -119,8 +124,13 @@ def check(table, tokens, received, record, rules):
             applied += 1
         view = seat_view(g, 0 if seat is None else seat)
         facts = dict(msg, texts=[e.get("text") for e in msg["log"]])     # the table's own facts, as sent
-        assert msg == seat_message(view, table, rules, record["players"], applied, spectator=seat is None,
-                                   facts={k: facts[k] for k in FACTS})
+        room_facts = {k: msg[k] for k in ROOM_FACTS}                      # the stand-in's, public to all
+        assert room_facts == {"stand_in": "strategic", "left": [], "notice": None, "turn_timeout": 120.0,
+                              "act_by": room_facts["act_by"]}
+        assert room_facts["act_by"] is None or isinstance(room_facts["act_by"], float)
+        bare = {k: v for k, v in msg.items() if k not in ROOM_FACTS}
+        assert bare == seat_message(view, table, rules, record["players"], applied, spectator=seat is None,
+                                    facts={k: facts[k] for k in FACTS})
         seen = Counter(codes_of(g.hands[seat]) + codes_of(view.pending)) if seat is not None else Counter()
         seen.update(CODES[k] for k in g.discard)
         shown = card_codes(msg, Counter())

@@ -33,9 +33,10 @@ pytest.importorskip("uvicorn")
 websockets = pytest.importorskip("websockets")
 
 from experiments.apps.web import rooms as rooms_module  # noqa: E402
-from experiments.apps.web.rooms import SEED_RANGE, TableError, Tables  # noqa: E402
+from experiments.apps.web.rooms import SEED_RANGE, TableError  # noqa: E402
 from experiments.apps.web.server import RateLimiter, client_key, is_local  # noqa: E402
 from experiments.apps.web.store import BUSY_TIMEOUT, Store  # noqa: E402
+from experiments.apps.web.tables import Tables  # noqa: E402
 from handfoot_env.engine import Game  # noqa: E402
 from tests.web_client import ROOT, Client, ThreadServer  # noqa: E402
 
@@ -43,7 +44,7 @@ AGENTS = ["greedy", "random", "greedy", "random"]
 
 
 def tables_at(path, **kw) -> Tables:
-    return Tables(Store(path), **kw)
+    return Tables(Store(path), **{"per_client": 100, **kw})
 
 
 # ---------------------------------------------------------------------- seeds
@@ -121,13 +122,18 @@ def test_made_up_tokens_are_limited_with_their_client(tmp_path):
         table, token = out["table"], out["seats"][0]["token"]
         web = server.web
         request = SimpleNamespace(client=SimpleNamespace(host="203.0.113.9"))
-        answers = [web._checked(request, table, f"made-up-{i}")[2] for i in range(10_000)]
+
+        async def checks():
+            answers = [(await web._checked(request, table, f"made-up-{i}"))[2] for i in range(10_000)]
+            real = await web._checked(SimpleNamespace(client=SimpleNamespace(host="203.0.113.9")), table, token)
+            other = SimpleNamespace(client=SimpleNamespace(host="198.51.100.4"))
+            return answers, real, (await web._checked(other, table, "made-up"))[2]
+
+        answers, (room, seat, refused), other = asyncio.run(checks())
         statuses = [r.status_code for r in answers]
         assert statuses.count(401) == 20 and statuses.count(429) == 9_980       # the client's bucket ran dry
-        room, seat, refused = web._checked(SimpleNamespace(client=SimpleNamespace(host="203.0.113.9")), table, token)
         assert seat == 0 and refused is None                                    # its real seat has its own bucket
-        other = SimpleNamespace(client=SimpleNamespace(host="198.51.100.4"))
-        assert web._checked(other, table, "made-up")[2].status_code == 401      # other clients are not affected
+        assert other.status_code == 401                                         # other clients are not affected
         codes = [c.call("GET", f"/api/tables/{table}/state", token=f"x{i}")[0] for i in range(40)]
         assert codes[:5] == [401] * 5 and 429 in codes                          # through HTTP as well
         c.close()
@@ -195,6 +201,7 @@ def test_a_locked_or_failing_database_gives_503_json_on_every_route(tmp_path):
         table, token = out["table"], out["seats"][0]["token"]
         first = c.state(table, token)["legal"][0]
         done = c.create(rules="individual", seats=["random", "greedy", "random"], pace_ms=0)["table"]
+        assert c.settled(done)["game_over"]                      # the agents play it out in the server's time
         server.web.tables.finished.clear()                       # the finished table is read from the file
         lock = sqlite3.connect(db, isolation_level=None)
         lock.execute("BEGIN EXCLUSIVE")
@@ -274,7 +281,7 @@ def test_finished_tables_leave_memory_and_come_back_from_the_file(tmp_path):
         row.id = f"copy-{i}"
         tables.store.add_table(row)
         with tables.store._transaction() as con:
-            con.executemany("INSERT INTO actions VALUES (?, ?, ?, ?, 0)",
+            con.executemany("INSERT INTO actions (table_id, seq, player, action, at) VALUES (?, ?, ?, ?, 0)",
                             [(row.id, seq, player, name) for seq, (player, name) in enumerate(actions)])
     tracemalloc.start()
     restarted = tables_at(db)
@@ -296,7 +303,9 @@ def test_abandoned_tables_stop_counting_also_after_a_restart(tmp_path):
     now[0] += 3601
     fresh, _ = tables.create({"rules": "pagat", "seats": ["human"] + AGENTS[1:]})     # the first was abandoned
     assert left.id not in tables.rooms and fresh.id in tables.rooms
-    back = tables.get(left.id)                                   # its person comes back: it plays on
+    assert not tables.get(left.id).live                          # a look does not bring it back into play
+    assert left.id not in tables.rooms
+    back = tables.get(left.id, revive=True)                      # its person comes back: it plays on
     assert back.seq == 1 and back.message(0)["to_act"] and left.id in tables.rooms
     now[0] += 2 * 3600
     restarted = tables_at(db, max_tables=1, abandon_after=3600, clock=lambda: now[0])
@@ -311,7 +320,7 @@ def test_serve_reports_damaged_tables_and_treats_loopback_as_local(tmp_path):
     tables.store.db.execute("INSERT INTO tables (id, created, rules, seats, seed, pace_ms, token_digests) "
                             "VALUES ('garbled', 0, 'pagat', '[', 1, 0, '[]')")
     tables.store.close()
-    code = ("import sys, uvicorn\nuvicorn.run = lambda *a, **k: None\n"
+    code = ("import sys, uvicorn\nuvicorn.Server.run = lambda *a, **k: None\n"
             "from experiments.apps.web.serve import serve_main\n"
             f"sys.exit(serve_main(['--host', '127.0.0.2', '--db', {str(db)!r}]))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -5,7 +5,8 @@
 Needs the ``web`` extra (``pip install 'handfoot[web]'``); without it the command
 says so in one line.  Binds to localhost unless told otherwise, and warns when
 bound elsewhere: the server speaks plain HTTP, so on a network anyone who sees the
-traffic sees the seat links.
+traffic sees the seat links (docs/reverse_proxy.md: HTTPS in front of it).
+Ctrl-C stops it: one line, exit status 130.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ MISSING = ("the browser table needs the 'web' extra (starlette, uvicorn, websock
 
 
 def serve_parser():
-    from experiments.apps.web.rooms import DEFAULT_AGENTS
+    from experiments.apps.web.rooms import DEFAULT_AGENTS, KEEP_FINISHED, PER_CLIENT, TURN_TIMEOUT
     from experiments.apps.web.store import default_db_path
     ap = CommandParser(prog="handfoot serve",
                        description="Play Hand and Foot in the browser: people and agents at one table "
@@ -47,6 +48,18 @@ def serve_parser():
                          "leaves memory; its links still work (default 6)")
     ap.add_argument("--durable", action="store_true",
                     help="sync every action to disk (survives a power cut, not only a killed server)")
+    ap.add_argument("--turn-timeout", type=float, default=TURN_TIMEOUT, metavar="SECONDS",
+                    help="a person who has not made their move (or confirmed a round's sheet) this many seconds "
+                         "after it became theirs has it made by the table's stand-in agent, said to everyone; "
+                         f"0 for no limit (default {TURN_TIMEOUT:g})")
+    ap.add_argument("--tables-per-client", type=int, default=PER_CLIENT, metavar="N",
+                    help=f"tables in play one client (address) may hold at once (default {PER_CLIENT})")
+    ap.add_argument("--keep-finished", type=int, default=KEEP_FINISHED, metavar="N",
+                    help="finished tables kept in the file; the oldest beyond N are deleted (their records stay in "
+                         f"--records) (default {KEEP_FINISHED})")
+    ap.add_argument("--trusted-proxies", default="", metavar="ADDR[,ADDR]",
+                    help="the only peers whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or "
+                         "networks; none by default: a client is its connection's address); docs/reverse_proxy.md")
     return ap
 
 
@@ -60,14 +73,24 @@ def serve_main(argv: Optional[Sequence[str]] = None) -> int:
         raise ValueError("--max-tables must be at least 1 and --rate at least 0")
     if not args.abandon_after > 0:
         raise ValueError(f"--abandon-after must be a positive number of hours, got {args.abandon_after}")
+    if not 0 <= args.turn_timeout < float("inf"):
+        raise ValueError(f"--turn-timeout must be 0 (no limit) or a number of seconds, got {args.turn_timeout}")
+    if not 1 <= args.tables_per_client <= args.max_tables:
+        raise ValueError(f"--tables-per-client must be from 1 to --max-tables ({args.max_tables}), "
+                         f"got {args.tables_per_client}")
+    if args.keep_finished < 0:
+        raise ValueError(f"--keep-finished must be at least 0, got {args.keep_finished}")
     missing = [m for m in ("starlette", "uvicorn", "websockets") if importlib.util.find_spec(m) is None]
     if missing:
         raise ValueError(f"{MISSING} (missing: {', '.join(missing)})")
     import uvicorn
 
     from agents.registry import make_agent
+    from experiments.apps.web.guard import parse_proxies, uvicorn_config
     from experiments.apps.web.server import Limits, is_local, make_app
     from experiments.apps.web.store import default_db_path
+
+    proxies = parse_proxies(args.trusted_proxies)         # a bad address: one line now
 
     for spec in args.agent:
         make_agent(spec, 0)                       # a bad spec or file: one line now, not at the first table
@@ -77,10 +100,11 @@ def serve_main(argv: Optional[Sequence[str]] = None) -> int:
         Path(args.records).mkdir(parents=True, exist_ok=True)
     local = is_local(args.host)
     db = args.db or default_db_path()
-    web = make_app(db, agents=args.agent, limits=Limits(max_tables=args.max_tables, rate=args.rate),
-                   local_only=local, durable=args.durable, records=args.records,
-                   allow_chosen_seeds=args.allow_chosen_seeds, abandon_after=args.abandon_after * 3600,
-                   host=args.host)
+    limits = Limits(max_tables=args.max_tables, rate=args.rate, tables_per_client=args.tables_per_client)
+    web = make_app(db, agents=args.agent, limits=limits, local_only=local, durable=args.durable,
+                   records=args.records, allow_chosen_seeds=args.allow_chosen_seeds,
+                   abandon_after=args.abandon_after * 3600, host=args.host, turn_timeout=args.turn_timeout,
+                   keep_finished=args.keep_finished, trusted_proxies=proxies)
     if not local:
         print(f"handfoot serve: warning: listening on {args.host}, not only this machine; the server speaks "
               "plain HTTP, so anyone on the network who sees the traffic sees the seat links", file=sys.stderr)
@@ -89,8 +113,11 @@ def serve_main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"handfoot serve: http://{shown}:{args.port}/ ({len(web.tables.rooms)} in play of "
           f"{len(web.tables.rows)} tables in {db}" + (f"; {damaged} damaged, skipped: see above" if damaged else "")
           + "); Ctrl-C stops", flush=True)
-    uvicorn.run(web.app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio",
-                ws_max_size=web.limits.max_body, h11_max_incomplete_event_size=16384)
+    server = uvicorn.Server(uvicorn_config(web.app, args.host, args.port, web.limits.max_body))
+    try:
+        server.run()                      # uvicorn stops on Ctrl-C, then raises it again
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("stopped (Ctrl-C); every acknowledged action is in the file") from None
     return 0
 
 
