@@ -38,4 +38,4 @@ say "installing handfoot (editable) with its dependencies${EXTRAS:+ and the extr
 if .venv/bin/python -c "import numba" 2>/dev/null; then
   .venv/bin/python -c "from handfoot_env.compiled import load; load()"   # compiles the rules core once per install
 fi
-say "done: .venv holds $(du -sh .venv | cut -f1)"
+say "done: .venv holds $(du -sh .venv | cut -f1); the commands run as .venv/bin/handfoot ..., or as handfoot ... after: source .venv/bin/activate"

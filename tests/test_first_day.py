@@ -319,3 +319,23 @@ def test_the_published_quickstart_sweep_trials_are_the_quickstart_at_their_seeds
         evaluation = json.loads((t / "experiment.json").read_text())["evaluation"]
         cfg = load_experiment_config(str(ROOT / "configs/experiments/quickstart.yaml"))
         assert evaluation == dataclasses.asdict(cfg.evaluation), t.name
+
+
+def test_readme_first_screen_has_the_two_commands_the_quick_run_and_the_tour():
+    """What it is and the two set-up commands within the first 30 lines; the smoke run, the way to
+    the commands (not on the PATH after the set-up) and the notebook the tests execute are named."""
+    first = README.splitlines()[:30]
+    assert any(x.startswith("bash scripts/quickstart.sh ") for x in first)
+    assert any(x.startswith("bash scripts/test.sh ") for x in first)
+    assert "Hand and Foot" in "\n".join(first[:5])
+    assert "bash scripts/quickstart.sh --quick" in README
+    assert "source .venv/bin/activate" in README and (ROOT / "notebooks" / "tour.ipynb").is_file()
+    assert "[notebooks/tour.ipynb](notebooks/tour.ipynb)" in README
+    assert "bash scripts/setup.sh web" in README
+
+
+def test_the_web_extra_is_installed_by_one_command_everywhere_the_docs_say():
+    for page in ("README.md", "docs/playing.md", "docs/interface.md"):
+        text = (ROOT / page).read_text()
+        assert "bash scripts/setup.sh web" in text, page
+        assert "pip install -e '.[web]'" not in text and "pip install 'handfoot[web]'" not in text, page

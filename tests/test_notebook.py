@@ -57,6 +57,6 @@ def test_tour_notebook_executes(tmp_path, monkeypatch):
     # the learning curve is drawn
     pngs = [o for c in code for o in _outputs(c) if "image/png" in o.get("data", {})]
     assert pngs, "no figure was produced"
-    # the benchmark ran when the harness exists
-    if (ROOT / "experiments" / "evaluate.py").exists():
-        assert "Round-robin" in everything or "Duplicate" in everything or "win rate" in everything.lower()
+    # the benchmark ran (the harness is part of the package; the notebook's fallback line would fail here)
+    assert "Round-robin: pairings" in everything and "Win rate of row against column" in everything
+    assert "skipping the benchmark" not in everything

@@ -24,8 +24,9 @@ from handfoot_env.actions import (
     MELD_SPECS,
     PICKUP,
 )
-from handfoot_env.cards import BLACK3, CODES, JOKER, NUM_RANKS, SLOT_CODES, TWO, WILD_SLOT
+from handfoot_env.cards import BLACK3, CODES, JOKER, NUM_RANKS, SLOT_CODES, TWO, VALUES, WILD_SLOT
 from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, PHASE_NAMES, Game
+from handfoot_env.melds import meld_points
 from handfoot_env.observation import table_points
 from handfoot_env.scoring import BREAKDOWN_LABELS
 
@@ -89,9 +90,10 @@ def describe_action(game: Game, action: int, viewer: Optional[int] = None) -> st
         top = game.discard[-1] if game.discard else None
         take = len(game.discard) if game.rules.pile_take == "all" else min(len(game.discard), int(game.rules.pile_take))
         code = CODES[top] if top is not None else "?"
-        return f"take the pile: meld {code} {code} {code}, take {take} card{'s' if take != 1 else ''}"
+        note = opening_note(game, 3 * VALUES[top]) if top is not None and not game.opened[team] else ""
+        return f"take the pile: meld {code} {code} {code}{note}, take {take} card{'s' if take != 1 else ''}"
     if a == LAY_RED_THREE:
-        return "lay a red three (+100) and draw a replacement"
+        return f"lay a red three ({game.rules.red_three_bonus:+d}) and draw a replacement"
     if a == CANCEL_MELDS:
         return "take back the provisional melds"
     if a == ASK_GO_OUT:
@@ -125,8 +127,18 @@ def describe_action(game: Game, action: int, viewer: Optional[int] = None) -> st
             extra = f" -> {meld_kind(s, cur[1] + t, cur[2] + j)} book"
         if game.feet[p] is None and sum(game.hands[p]) == n + t + j:
             extra += ", going out"
+        if not game.opened[team]:
+            extra += opening_note(game, meld_points(s, n, t, j))
         return f"meld {meld_cards(s, n, t, j)} {where}{extra}"
     return ACTION_NAMES[a]
+
+
+def opening_note(game: Game, points: int) -> str:
+    """`` (N points: M of the opening minimum X)`` for a meld of ``points`` by a team that has not opened,
+    counting the turn's provisional melds (``, opens`` when it reaches the minimum)."""
+    value = game.prov_value + points
+    return (f" ({points} points: {value} of the opening minimum {game.minimum}"
+            + (", opens" if value >= game.minimum else "") + ")")
 
 
 def _foot_status(game: Game, p: int) -> str:
@@ -156,7 +168,7 @@ def table_renderable(game: Game, viewer: Optional[int] = None, labels: Optional[
     parts: list = [_table_head(game, viewer), Text(""), _seats_table(game, viewer, labels, over)]
     if viewer is None:
         parts += _all_hands(game)
-    parts += [Text("")] + _teams_parts(game, viewer)
+    parts += [Text("")] + _teams_parts(game, viewer, round_over)
     parts += _turn_lines(game, viewer, over, round_over)
     return Panel(Group(*parts), title=title, title_align="left", expand=False)
 
@@ -213,9 +225,9 @@ def _all_hands(game: Game) -> List[Text]:
     return hands
 
 
-def _teams_parts(game: Game, viewer: Optional[int]) -> list:
+def _teams_parts(game: Game, viewer: Optional[int], round_over: bool = False) -> list:
     """The teams' table (opened, red threes, books, points on the table, score), then each team's books
-    and melds."""
+    and melds.  At a round's end the score is the one before the round (the sheet that follows adds it)."""
     r = game.rules
     tt = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     tt.add_column("team")
@@ -223,7 +235,7 @@ def _teams_parts(game: Game, viewer: Optional[int]) -> list:
     tt.add_column("red 3s", justify="right")
     tt.add_column("books c/d" + ("/w" if r.wild_melds else ""), justify="right")
     tt.add_column("on table", justify="right")
-    tt.add_column("score", justify="right")
+    tt.add_column("score before this round" if round_over else "score", justify="right")
     for t in range(game.num_teams):
         bc = game.book_counts[t]
         books = f"{bc[0]}/{bc[1]}" + (f"/{bc[2]}" if r.wild_melds else "")

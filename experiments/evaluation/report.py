@@ -152,6 +152,11 @@ def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]
         plt.close(fig)
 
 
+def interval_method(method: str) -> str:
+    """The win-rate interval's part of a results' ``method`` text, whole (it has its own ``;``)."""
+    return method.split("win rate 95% CI: ")[-1].split("; ADP 95% CI: ")[0]
+
+
 def print_results(res: Dict[str, Any], file=None) -> None:
     """A rich table of the results."""
     from rich.console import Console
@@ -179,7 +184,7 @@ def print_results(res: Dict[str, Any], file=None) -> None:
                   ci_num(pr["adp_ci"]))
     console.print(head)
     console.print(t)
-    console.print("win-rate interval: " + res.get("method", "").split("win rate 95% CI: ")[-1].split(";")[0])
+    console.print("win-rate interval: " + interval_method(res.get("method", "")))
     if res.get("sprt"):
         sp = res["sprt"]
         hyp = (f"Elo {sp['elo0']:g} vs {sp['elo1']:g}" if "elo0" in sp else f"win rate {sp['h0']:g} vs {sp['h1']:g}")
