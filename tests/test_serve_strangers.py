@@ -318,7 +318,9 @@ def test_slow_headers_and_bodies_are_cut_off(tmp_path):
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
             s.sendall(b"POST /api/tables HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                       b"Content-Length: 40\r\n\r\n{\"rules\":")                  # the body never ends
-            answer = s.recv(4096).decode()
+            answer = ""
+            while not answer.endswith("}") and (chunk := s.recv(4096)):
+                answer += chunk.decode()
             assert answer.startswith("HTTP/1.1 408") and "did not arrive within 0.5 s" in answer
         c = Client(server.port)                                                  # and the server answers on
         assert c.call("GET", "/api/options")[0] == 200
@@ -334,3 +336,18 @@ def test_ctrl_c_stops_the_server_with_one_line_and_status_130(tmp_path):
     _, err = proc.communicate(timeout=60)
     lines = err.decode().strip().splitlines()
     assert proc.returncode == 130 and len(lines) == 1 and lines[0].startswith("handfoot serve: stopped (Ctrl-C)"), lines
+
+
+def test_a_request_http_cannot_parse_gets_a_json_error(tmp_path):
+    server = ThreadServer(tmp_path / "t.sqlite")
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+            answer = b""
+            while chunk := s.recv(4096):
+                answer += chunk
+        head, _, body = answer.decode().partition("\r\n\r\n")
+        assert head.startswith("HTTP/1.1 400") and "application/json" in head
+        assert "not an HTTP request" in json.loads(body)["error"]
+    finally:
+        server.stop()

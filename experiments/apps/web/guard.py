@@ -13,7 +13,8 @@ address, refuses a ``Host`` that does not name this server (DNS rebinding) with 
 JSON error, and a request through a trusted proxy may name any host (the proxy
 chose to forward it).  :class:`TimedH11` closes a connection whose request line
 and headers do not arrive within ``header_timeout`` seconds (a request body has
-its own limit in the server).
+its own limit in the server), and answers a request it cannot parse with a JSON
+error too.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from collections import OrderedDict
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -222,6 +224,15 @@ class TimedH11(H11Protocol):
     def connection_lost(self, exc) -> None:
         self._disarm()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request HTTP/1.1 cannot parse: a JSON error like every other answer, then the connection closes."""
+        body = json.dumps({"error": f"not an HTTP request this server can read ({msg.rstrip('.').lower()})"})
+        headers = JSON_HEADERS + [(b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                      h11.Data(data=body.encode()), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
 
 
 def uvicorn_config(app, host: str, port: int, max_size: int, header_timeout: float = HEADER_TIMEOUT, **extra):
