@@ -16,6 +16,10 @@ creates a table of its own (a person and three strategic agents at the default
 pace) and plays it through the API like a person: it reads its state every 50 ms,
 acts when it is its turn, and opens its table page every tenth time.
 
+``--locked N`` measures instead how soon a create is refused (503) while the
+SQLite file is locked by another process and N tables of agents at pace 0 try to
+write their moves (20 creates; median and maximum seconds).
+
 Reports the bystander's latency (median, 95th percentile and maximum, in ms) for
 each kind of request and for all of them, how many of its requests were refused,
 and what the flood got (answers by status, agent moves, websockets held).  Every
@@ -159,8 +163,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--flooders", type=int, default=1, help="flooding clients (addresses 127.0.0.1 ..), default 1")
     ap.add_argument("--agents", default="strategic,greedy,strategic,greedy", help="the flood tables' four seats")
+    ap.add_argument("--locked", type=int, default=0, metavar="N",
+                    help="measure the 503 of a create while the file is locked and N agent tables play")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.locked:
+        return locked(args.locked, args.agents.split(","), args.json)
     if not 1 <= args.flooders <= 100 or not 0 < args.seconds <= 600:
         ap.error("--flooders must be 1..100 and --seconds 0..600")
     seats = args.agents.split(",")
@@ -208,6 +216,46 @@ def main(argv=None) -> int:
     print(f"  bystander refused: {out['bystander_refused'] or 'none'}; its moves: {out['bystander_moves']}")
     print(f"  flood: {out['flood_answers']}; {out['flood_tables']} tables, {out['flood_agent_moves']} agent moves; "
           f"websockets held {out['flood_sockets_held']}, refused {out['flood_sockets_refused']}")
+    return 0
+
+
+def locked(n: int, seats, as_json: bool) -> int:
+    """How soon a create answers 503 while another process holds the file's lock and ``n`` agent tables
+    (pace 0) try to write."""
+    import sqlite3
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.sqlite"
+        port = free_port()
+        proc = start_server(db, port, "--max-tables", str(max(100, n + 10)))
+        try:
+            for k in range((n + 9) // 10):                      # ten tables per client (the default share)
+                c = Client(port, source=f"127.0.0.{k + 1}")
+                for i in range(min(10, n - 10 * k)):
+                    c.create(rules="pagat", seats=seats, seed=i, pace_ms=0)
+                c.close()
+            lock = sqlite3.connect(db, isolation_level=None)
+            lock.execute("BEGIN EXCLUSIVE")
+            time.sleep(0.5)
+            c = Client(port, source=BYSTANDER)
+            took, answers = [], Counter()
+            for _ in range(20):
+                t0 = time.perf_counter()
+                status, _ = c.call("POST", "/api/tables", {"rules": "pagat"})
+                took.append(time.perf_counter() - t0)
+                answers[status] += 1
+            lock.execute("ROLLBACK")
+            lock.close()
+            c.close()
+        finally:
+            stop_server(proc)
+    took.sort()
+    out = {"locked": True, "agent_tables": n, "creates": dict(answers), "median_s": round(statistics.median(took), 3),
+           "max_s": round(took[-1], 3), "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 1)}
+    if as_json:
+        print(json.dumps(out))
+    else:
+        print(f"file locked, {n} agent tables at pace 0: creates answered {dict(answers)} after a median of "
+              f"{out['median_s']} s (max {out['max_s']} s); load average {out['load_avg_1m']} on {out['cpus']} CPUs")
     return 0
 
 

@@ -351,3 +351,35 @@ def test_a_request_http_cannot_parse_gets_a_json_error(tmp_path):
         assert "not an HTTP request" in json.loads(body)["error"]
     finally:
         server.stop()
+
+
+def test_a_locked_database_answers_503_in_time_while_agent_tables_play(tmp_path):
+    db = tmp_path / "t.sqlite"
+    server = ThreadServer(db)
+    try:
+        c = Client(server.port)
+        busy = [c.create(rules="pagat", seats=AGENTS, seed=s, pace_ms=0)["table"] for s in range(8)]
+        mine = c.create(rules="pagat", seats=PEOPLE, seed=7, pace_ms=0)
+        table, token = mine["table"], mine["seats"][0]["token"]
+        lock = sqlite3.connect(db, isolation_level=None)
+        lock.execute("BEGIN EXCLUSIVE")
+        try:
+            time.sleep(0.3)                                     # the agents' moves queue on the locked file
+            for _ in range(3):
+                t0 = time.perf_counter()
+                status, out = c.call("POST", "/api/tables", {"rules": "pagat", "seats": PEOPLE})
+                took = time.perf_counter() - t0
+                assert status == 503 and "database is" in out["error"] and took < 1.5, (status, out, took)
+                t0 = time.perf_counter()
+                assert c.state(table, token)["seq"] == 0 and time.perf_counter() - t0 < 1.5   # reading goes on
+        finally:
+            lock.execute("ROLLBACK")
+            lock.close()
+        seqs = [c.state(t)["seq"] for t in busy]
+        deadline = time.time() + 60
+        while sum(c.state(t)["seq"] for t in busy) <= sum(seqs) + 40:       # the agents play on
+            assert time.time() < deadline, "the agent tables stopped"
+            time.sleep(0.1)
+        c.close()
+    finally:
+        server.stop()

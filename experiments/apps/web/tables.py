@@ -150,18 +150,21 @@ class Tables:
                 room.agents.clear()
                 room.stand_ins.clear()
                 self._remember(room)
+            try:
                 self.prune()
+            except sqlite3.Error as e:                       # the next finished game prunes again
+                log(f"could not prune finished tables ({e})")
 
     def prune(self) -> int:
         """Delete the finished tables beyond the newest ``keep_finished`` from the file; returns how many."""
+        gone = self.store.prune_finished(self.keep_finished)
         with self.lock:
-            gone = self.store.prune_finished(self.keep_finished)
             for tid in gone:
                 self.rows.pop(tid, None)
                 old = self.finished.pop(tid, None)
                 if old is not None:
                     old.retired = True
-            return len(gone)
+        return len(gone)
 
     # ------------------------------------------------------------------ lookups
     def get(self, table_id: str, revive: bool = False) -> Room:
