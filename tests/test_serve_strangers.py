@@ -288,9 +288,10 @@ def test_every_error_is_json_and_names_no_server_path(tmp_path):
         c = Client(server.port)
         table = c.create(rules="pagat", seats=PEOPLE, seed=7, pace_ms=0)["table"]
         for method, path, want in (("GET", "/nope", 404), ("GET", "/api/tables", 405), ("GET", "/static/x.js", 404),
-                                   ("GET", "/table/nope", 404), ("DELETE", f"/api/tables/{table}/state", 405)):
+                                   ("DELETE", f"/api/tables/{table}/state", 405), ("GET", "/table/x/replay", 404)):
             status, out = c.call(method, path)
             assert status == want and isinstance(out, dict) and out["error"], (path, out)
+        assert c.call("GET", "/table/nope")[0] == 404           # a seat's page: the page itself says so
         with sqlite3.connect(db) as con:
             con.execute("DELETE FROM actions")
             con.execute("INSERT INTO actions (table_id, seq, player, action, at) VALUES (?, 5, 0, 'draw', 0)",
