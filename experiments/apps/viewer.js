@@ -51,10 +51,10 @@
   function card(kind, extra) {
     var code = CODES[kind], cls = "n", ix = code, pip = code;
     if (kind === TWO) { cls = "w"; pip = "\u2605"; }
-    else if (kind === JOKER) { cls = "w"; ix = "JK"; pip = "\u2605"; }
+    else if (kind === JOKER) { cls = "w jk"; ix = "JK"; pip = "\u2605"; }
     else if (kind === RED3) { cls = "r"; ix = "3"; pip = "\u2665"; }
     else if (kind === BLACK3) { cls = "b"; ix = "3"; pip = "\u2660"; }
-    if (code === "10") pip = "10";
+    if (code === "10") { pip = "10"; cls += " ten"; }
     return '<div class="card ' + cls + (extra ? " " + extra : "") + '" data-kind="' + code + '"><span class="ix">' +
       ix + '</span><span class="pip">' + pip + "</span></div>";
   }
@@ -190,7 +190,7 @@
     if (f.a) {
       var p = f.a[0];
       h += '<div class="act" id="action"><span class="team' + (TEAM[p] % 4) + '">' + seatName(p) + "</span>" +
-        (label(p) ? " (" + esc(label(p)) + ")" : "") + ": " + esc(f.d) + '<span class="name">' + esc(f.a[1]) + "</span></div>";
+        (label(p) ? " (" + esc(label(p)) + ")" : "") + ": " + esc(f.d) + "</div>";
     } else {
       h += '<div class="act" id="action">' + (f.after ? "Round " + f.after + " is over; " : "") + esc(f.d) + "</div>";
     }
@@ -286,7 +286,7 @@
       for (var j = roundStart(r); j <= roundEnd(r); j++) {
         var f = F[j];
         var who = f.a ? "P" + f.a[0] : "";
-        var text = f.a ? f.a[1] + (f.t === "end" ? " \u2014 round " + r + " ends" : "") : f.d;
+        var text = f.a ? f.d + (f.t === "end" ? " \u2014 round " + r + " ends" : "") : f.d;
         h += '<li data-f="' + j + '" class="' + (f.t === "end" ? "end" : "") + '" title="' + esc(f.a ? seatName(f.a[0]) + ": " + f.d : f.d) +
           '"><span class="k">' + f.k + '</span><span class="p' + (f.a ? " team" + (TEAM[f.a[0]] % 4) : "") + '">' + who +
           "</span><span>" + esc(text) + "</span></li>";

@@ -6,7 +6,7 @@
   var CODES = ["4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2", "JK", "3R", "3B"];
   var TID = decodeURIComponent(location.pathname.split("/")[2] || "");
   var TOKEN = (location.hash || "").replace(/^#/, "") || null;
-  var S = null, selected = {}, busy = false, ws = null, retry = 500, fatal = false, closed = {};
+  var S = null, selected = {}, busy = false, ws = null, retry = 500, fatal = false, closed = {}, lost = false;
 
   function $(id) { return document.getElementById(id); }
   function esc(x) {
@@ -24,7 +24,7 @@
   function card(code, extra, attrs) {
     var cls = code === "10" ? "n ten" : "n", ix = code, pip = code;
     if (code === "2") { cls = "w"; pip = "\u2605"; }
-    else if (code === "JK") { cls = "w"; pip = "\u2605"; }
+    else if (code === "JK") { cls = "w jk"; pip = "\u2605"; }
     else if (code === "3R") { cls = "r"; ix = "3"; pip = "\u2665"; }
     else if (code === "3B") { cls = "b"; ix = "3"; pip = "\u2660"; }
     return '<div class="card ' + cls + (extra ? " " + extra : "") + '" data-code="' + code + '"' + (attrs || "") +
@@ -34,16 +34,31 @@
     var kind = S.players[p];
     return "player_" + p + (S.seat === p ? " (you)" : kind === "human" ? " (person)" : " (" + esc(kind) + ")");
   }
-  function say(text) { $("error").textContent = text || ""; }
+  function say(text) { $("error").textContent = text || ""; lost = false; }
+  function saySilent(text) {
+    // the connection's own trouble: said while it lasts, cleared as soon as the server answers again
+    say(text);
+    lost = true;
+  }
+  function answered() { if (lost) say(""); }
 
   // ------------------------------------------------------------------ talking to the server
   function stop(text) {
-    // a link that is not a seat of this table (or a table that is gone): say so once and stop trying
+    // a link that is not a seat of this table (or a table that is gone): say so once, stop trying, take the
+    // old board away and offer the way back to the start page
     fatal = true;
     document.body.dataset.fatal = "1";
     $("status").textContent = text;
     $("conn").textContent = "";
+    $("trouble").textContent = "";
     $("mine").hidden = true;
+    $("felt").classList.add("stopped");
+    var box = document.createElement("section");
+    box.id = "stopped";
+    box.innerHTML = "<h2>" + esc(text.charAt(0).toUpperCase() + text.slice(1)) + "</h2><p>" +
+      '<a id="home" href="/">Back to the start page</a> to open a new table.</p>';
+    $("felt").appendChild(box);
+    ["sheet", "over", "log"].forEach(function (id) { $(id).innerHTML = ""; });
     if (ws) ws.close();
   }
   function load() {
@@ -53,13 +68,13 @@
           .then(function (j) { return [r.status, j]; });
       })
       .then(function (res) {
-        if (res[0] === 200) { show(res[1]); return; }
+        if (res[0] === 200) { answered(); show(res[1]); return; }
         if (res[0] === 401) stop("This link is not a seat at this table: check that you copied the whole link " +
                                  "(the part after # is your seat's key).");
         else if (res[0] === 404 || res[0] === 410) stop(res[1].error);
         else { say(res[1].error); if (res[0] >= 500 || res[0] === 429) setTimeout(load, 2000); }
       })
-      .catch(function () { say("the server does not answer; retrying"); setTimeout(load, 2000); });
+      .catch(function () { saySilent("the server does not answer; retrying"); setTimeout(load, 2000); });
   }
   function connect() {
     if (fatal) return;
@@ -68,7 +83,7 @@
     ws.onopen = function () { retry = 500; $("conn").textContent = "live"; ws.send(JSON.stringify({ token: TOKEN })); };
     ws.onmessage = function (ev) {
       var m = JSON.parse(ev.data);
-      if (m.type === "state") show(m.state);
+      if (m.type === "state") { answered(); show(m.state); }
       else if (m.type === "error") say(m.error);
     };
     ws.onclose = function () {
@@ -88,7 +103,7 @@
         busy = false;
         if (res[0] === 200) { selected = {}; say(""); show(res[1]); } else { say(res[1].error); load(); }
       })
-      .catch(function () { busy = false; say("the server does not answer"); });
+      .catch(function () { busy = false; saySilent("the server does not answer; retrying"); setTimeout(load, 2000); });
   }
 
   // ------------------------------------------------------------------ the selection
@@ -114,6 +129,32 @@
     if (+p[3]) what.push(p[3] + " \u00D7 2");
     if (+p[4]) what.push(p[4] + " \u00D7 JK");
     return "Meld " + what.join(" + ") + (p[1] === "W" ? " (wild meld)" : +p[2] ? "" : " onto the " + p[1] + "s");
+  }
+  var WORDS = { draw: "Draw two cards", pickup: "Pick up the pile", lay_red_three: "Lay a red three",
+                cancel_melds: "Take back melds", ask_go_out: "Ask to go out", answer_yes: "Yes, go out",
+                answer_no: "No, not yet", next_round: "Seen: deal the next round" };
+  var CARD_WORDS = { "2": "2 (wild)", JK: "joker", "3R": "red 3", "3B": "black 3" };
+  function label(name) {
+    // an action id in words: every button and line a person reads says what it does
+    if (WORDS[name]) return WORDS[name];
+    if (name.indexOf("discard:") === 0) { var c = name.slice(8); return "Discard " + (CARD_WORDS[c] || c); }
+    if (name.indexOf("meld:") === 0) return meldLabel(name);
+    return name;
+  }
+  function words(text) {
+    // a server's reason that names an action id, e.g. "(lay_red_three)", with the button's words instead
+    return String(text || "").replace(/\(([a-z_]+(?::[A-Za-z0-9:]+)?)\)/g, function (m, id) {
+      return WORDS[id] || id.indexOf(":") > 0 ? '("' + label(id) + '")' : m;
+    });
+  }
+  function pickupReason() {
+    // why the pile cannot be taken now (said when drawing is the choice), from what the seat sees
+    var top = S.discard.length ? S.discard[S.discard.length - 1] : null;
+    if (!top) return "the discard pile is empty";
+    if (top === "3B" || top === "3R") return "a three on top of the pile blocks it";
+    var n = S.hand.filter(function (c) { return c === top; }).length;
+    if (top !== "2" && top !== "JK" && n < 2) return "taking it needs two " + top + "s in your hand to meld with the top card";
+    return "not with these cards now";
   }
   function discardName() {
     var sel = selection();
@@ -251,8 +292,11 @@
     document.body.dataset.toAct = S.to_act ? "1" : "0";
     document.body.dataset.over = S.game_over ? "1" : "0";
     document.body.dataset.waiting = S.waiting.length ? "1" : "0";
-    $("where").textContent = "table " + S.table + " \u00B7 " + S.rules + " \u00B7 round " + S.round + " of " +
-      S.rounds + " \u00B7 first meld " + S.minimum + " \u00B7 going out needs " + needText() + " books (clean/dirty/wild)" +
+    var E = S.round_end, open = E && (S.waiting.length || (S.game_over && !closed[E.round]));
+    // while a finished round's sheet is up, the header speaks of that round (the next one is not dealt yet)
+    $("where").textContent = "table " + S.table + " \u00B7 " + S.rules + " \u00B7 " + (open ? "round " + E.round +
+      " of " + S.rounds + " is over" : "round " + S.round + " of " + S.rounds + " \u00B7 first meld " + S.minimum +
+      " \u00B7 going out needs " + needText() + " books (clean/dirty/wild)") +
       (S.seed !== null ? " \u00B7 seed " + S.seed + " (chosen by the table's creator)" : "") +
       (S.seat === null ? " \u00B7 spectator" : " \u00B7 you are player_" + S.seat + ", team " + S.team);
     $("status").textContent = status();
@@ -269,8 +313,8 @@
       ' <a id="replay" href="/table/' + encodeURIComponent(S.table) + '/replay">Replay the game</a> \u00B7 ' +
       '<a href="/api/tables/' + encodeURIComponent(S.table) + '/record" download="handfoot-' + S.table +
       '.json">record (JSON)</a>' : "";
-    var E = S.round_end, open = E && (S.waiting.length || (S.game_over && !closed[E.round]));
     $("round-end").hidden = !open;
+    $("felt").classList.toggle("sheet-open", !!open);
     $("round-end").innerHTML = open ? roundEndHTML(E) : "";
     $("mine").hidden = S.seat === null;
     drawMine();
@@ -283,7 +327,9 @@
     if (!S.opened[me] && S.phase === "meld" && S.turn_player === S.seat)
       lines.push("Opening: your team has melded " + S.prov_value + " of the " + S.minimum + " needed, " +
                  Math.max(0, S.minimum - S.prov_value) + " to go.");
-    if (S.discard_reason) lines.push("Discard is not available: " + S.discard_reason + ".");
+    if (S.discard_reason) lines.push("Discard is not available: " + words(S.discard_reason) + ".");
+    if (S.phase === "draw" && S.legal.indexOf("draw") >= 0 && S.legal.indexOf("pickup") < 0)
+      lines.push("Pick up the pile: not now (" + pickupReason() + ").");
     if (S.legal.indexOf("ask_go_out") >= 0 && !S.books_met[me])
       lines.push("Going out needs " + needText() + " books (clean/dirty/wild); your team has " +
                  S.book_counts[me].join("/") + ".");
@@ -307,7 +353,10 @@
       var ok = legal.indexOf(b.dataset.action) >= 0;
       if (b.dataset.action === "ask_go_out") ok = ok && S.books_met[S.team];
       b.disabled = !ok;
-      b.classList.toggle("hidden", !ok);
+      // the pile stays in sight, greyed with its reason, whenever drawing is the choice
+      var shown = ok || (b.dataset.action === "pickup" && legal.indexOf("draw") >= 0);
+      b.classList.toggle("hidden", !shown);
+      b.title = ok ? "" : b.dataset.action === "pickup" ? "Not now: " + pickupReason() : "";
     });
     var melds = meldNames(), d = discardName();
     var db = $("act-discard");
@@ -315,17 +364,32 @@
       return '<button class="meld-choice"' + (i ? "" : ' id="act-meld"') + ' data-action="' + esc(m) + '">' +
         esc(meldLabel(m)) + "</button>";
     }).join("") : (legal.some(function (n) { return n.indexOf("meld:") === 0; }) ?
-      '<button id="act-meld" disabled>Meld the chosen cards</button>' : "");
+      '<button id="act-meld" disabled title="' + esc(meldReason()) + '">Meld the chosen cards</button>' +
+      '<span class="why" id="why-meld">' + esc(meldReason()) + "</span>" : "");
     db.disabled = !(d && legal.indexOf(d) >= 0);
-    db.textContent = db.disabled ? "Discard selected" : "Discard " + d.slice(8);
-    db.title = S.discard_reason || "";
+    db.textContent = db.disabled ? "Discard selected" : label(d);
+    db.title = db.disabled ? discardReason() : "";
+    $("why-discard").textContent = db.disabled && !S.discard_reason &&
+      legal.some(function (n) { return n.indexOf("discard:") === 0; }) ? discardReason() : "";
     db.classList.toggle("hidden", !legal.some(function (n) { return n.indexOf("discard:") === 0; }) &&
                         !S.discard_reason);
     $("act-clear").classList.toggle("hidden", !Object.keys(selected).length);
     $("nlegal").textContent = legal.length;
     $("legal").innerHTML = legal.map(function (n) {
-      return '<button data-action="' + esc(n) + '">' + esc(n) + "</button>";
+      return '<button data-action="' + esc(n) + '">' + esc(label(n)) + "</button>";
     }).join("");
+  }
+
+  function meldReason() {
+    var n = selection().n;
+    return n ? "the chosen cards make no meld you may lay now: choose cards of one rank, with wild cards if you like"
+      : "choose the cards to meld in your hand first";
+  }
+  function discardReason() {
+    if (S.discard_reason) return words(S.discard_reason);
+    var n = selection().n;
+    return n === 0 ? "choose one card in your hand to discard" : n > 1 ? "choose exactly one card to discard"
+      : "that card may not be discarded now";
   }
 
   // ------------------------------------------------------------------ events
