@@ -451,8 +451,8 @@ class WebApp:
     async def table_page(self, request: Request) -> Response:
         if (limited := self._limited(request)) is not None:
             return limited
-        if not self.tables.exists(request.path_params["tid"]):
-            return _error("no such table", 404)
+        if not self.tables.exists(request.path_params["tid"]):     # the page says so, with the way back
+            return HTMLResponse(_asset("table.html"), status_code=404, headers=HEADERS)
         return HTMLResponse(_asset("table.html"), headers=HEADERS)
 
     async def replay_page(self, request: Request) -> Response:
