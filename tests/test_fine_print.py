@@ -77,3 +77,23 @@ def test_the_round_end_panel_names_its_score_as_the_one_before_the_round():
     run_demo(["greedy", "random"], "pagat", 1, make_console(out, 160))
     text = out.getvalue()
     assert "score before this round" in text and "End of round 1" in text
+
+
+def test_the_sequential_tests_prior_is_documented_with_its_effect_on_the_committed_runs(capsys):
+    """docs/baselines.md's table of the prior against fishtest's rule is what scripts/sprt_prior.py
+    prints on the committed deals, and results.json's method names the prior."""
+    import importlib.util
+    from pathlib import Path
+    from experiments.evaluation.sprt import Sprt, result
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("sprt_prior", root / "scripts" / "sprt_prior.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main() == 0
+    table = [x for x in capsys.readouterr().out.splitlines() if x.startswith("|")]
+    doc = (root / "docs" / "baselines.md").read_text()
+    assert len(table) >= 8 and all(row in doc for row in table), table
+    assert "| H1 at deal 51 | H1 at deal 49 |" in table[4] and "| H0 at deal 58 | H0 at deal 28 |" in table[5]
+    assert "LLR_PRIOR" in doc and "no maximum-likelihood answer" in doc
+    method = result(Sprt(), 0.0, 3)["method"]
+    assert "prior of one virtual deal" in method and "fishtest" in method

@@ -30,6 +30,10 @@ import numpy as np
 
 from experiments.evaluation.stats import deal_llr_counts, llr_prior
 
+#: the method named in results.json: fishtest's test, and the prior that differs from it
+METHOD = ("generalised SPRT on per-deal outcomes (pentanomial, as fishtest's, with a prior of one virtual deal "
+          "split between the outcomes 0 and 1 in the proportion of the hypotheses' midpoint where fishtest "
+          "counts a zero as 1e-3), checked after every deal")
 #: the outcomes of a duplicate deal (A's mean result over its two games)
 PAIR_OUTCOMES = (0.0, 0.25, 0.5, 0.75, 1.0)
 _KEYS = ("h0", "h1", "elo0", "elo1", "alpha", "beta")
@@ -182,7 +186,7 @@ def result(test: Sprt, llr: float, deals: int) -> Dict[str, Any]:
     """The ``sprt`` section of results.json."""
     return {"llr": round(float(llr), 6), "lower": round(test.lower, 6), "upper": round(test.upper, 6),
             "decision": decide(llr, test), "deals": deals, **test.to_dict(),
-            "method": "generalised SPRT on per-deal outcomes (pentanomial, as fishtest), checked after every deal"}
+            "method": METHOD}
 
 
 def run_sequential(test: Sprt, cap: int, batch: int, play: Callable[[int, int], List[Dict[str, Any]]]
