@@ -386,3 +386,24 @@ def test_the_start_page_says_why_a_chosen_seed_is_refused(tmp_path, browser):
     finally:
         ctx.close()
         strict.stop()
+
+
+def test_a_person_sees_when_the_stand_in_would_move_and_can_leave(server, browser):
+    client = Client(server.port)
+    out = client.create(rules="pagat", seats=["human", "greedy", "greedy", "greedy"], seed=7, pace_ms=0)
+    table, url = out["table"], out["seats"][0]["url"]
+    errors = []
+    ctx, page = open_seat(browser, url, errors)
+    try:
+        page.wait_for_selector("#leave:not([hidden])")
+        assert "the stand-in (strategic) moves for you" in page.inner_text("#trouble")   # player_0 is to act
+        page.once("dialog", lambda d: d.accept())
+        page.click("#leave")
+        page.wait_for_function("document.getElementById('trouble').textContent.includes('left the table')")
+        assert page.locator("#leave").is_hidden() and client.state(table)["left"] == [0]
+        page.wait_for_function("[...document.querySelectorAll('#log li')].some(li => li.textContent.includes("
+                               "'(stand-in)'))", timeout=20000)                      # its seat plays on
+        assert errors == []
+    finally:
+        ctx.close()
+        client.close()

@@ -93,6 +93,19 @@
       retry = Math.min(retry * 2, 8000);
     };
   }
+  // the turn timeout (handfoot serve --turn-timeout): when the table's stand-in moves for this seat
+  function standInTime() {
+    var mine = S.seat !== null && (S.waiting.length ? S.waiting.indexOf(S.seat) >= 0 : S.to_act);
+    return mine && S.act_by ? "if you have not moved by " + new Date(S.act_by * 1000).toLocaleTimeString() +
+      ", the stand-in (" + S.stand_in + ") moves for you" : "";
+  }
+  function leave() {
+    if (!S || !window.confirm("Leave this table? The stand-in (" + S.stand_in + ") plays your seat from now on.")) return;
+    fetch("/api/tables/" + encodeURIComponent(TID) + "/leave", { method: "POST", headers: headers(true), body: "{}" })
+      .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
+      .then(function (res) { if (res[0] === 200) show(res[1]); else say(res[1].error); })
+      .catch(function () { saySilent("the server does not answer; retrying"); setTimeout(load, 2000); });
+  }
   function act(name) {
     if (busy || !S || S.legal.indexOf(name) < 0) return;
     busy = true;
@@ -300,7 +313,8 @@
       (S.seed !== null ? " \u00B7 seed " + S.seed + " (chosen by the table's creator)" : "") +
       (S.seat === null ? " \u00B7 spectator" : " \u00B7 you are player_" + S.seat + ", team " + S.team);
     $("status").textContent = status();
-    $("trouble").textContent = S.trouble || "";
+    $("trouble").textContent = [S.trouble, S.notice, standInTime()].filter(Boolean).join(" \u00B7 ");
+    $("leave").hidden = S.seat === null || S.game_over || S.left.indexOf(S.seat) >= 0;
     $("seats").innerHTML = seatsHTML();
     $("piles").innerHTML = pilesHTML();
     $("teams").innerHTML = teamsHTML();
@@ -417,6 +431,7 @@
     var b = ev.target.closest("button");
     if (b && b.dataset.action) act(b.dataset.action);
   });
+  $("leave").addEventListener("click", leave);
   if (TOKEN) history.replaceState(null, "", location.pathname + location.hash);
   load();
   connect();
