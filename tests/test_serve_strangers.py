@@ -384,3 +384,24 @@ def test_a_locked_database_answers_503_in_time_while_agent_tables_play(tmp_path)
         c.close()
     finally:
         server.stop()
+
+
+def test_a_file_from_before_the_stand_ins_opens_and_plays_on(tmp_path):
+    db = tmp_path / "old.sqlite"
+    with sqlite3.connect(db) as con:                     # the schema before shares, stand-ins and leaving
+        con.executescript("""
+            CREATE TABLE tables (id TEXT PRIMARY KEY, created REAL NOT NULL, rules TEXT NOT NULL, seats TEXT NOT NULL,
+                seed INTEGER NOT NULL, pace_ms INTEGER NOT NULL, token_digests TEXT NOT NULL,
+                finished INTEGER NOT NULL DEFAULT 0, seed_chosen INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE actions (table_id TEXT NOT NULL, seq INTEGER NOT NULL, player INTEGER NOT NULL,
+                action TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (table_id, seq));
+            CREATE TABLE seen (table_id TEXT NOT NULL, round INTEGER NOT NULL, seat INTEGER NOT NULL,
+                PRIMARY KEY (table_id, round, seat));""")
+        con.execute("INSERT INTO tables VALUES ('old', ?, 'pagat', ?, 7, 0, ?, 0, 1)",
+                    (time.time(), json.dumps(PEOPLE), json.dumps(["d0", None, "d2", None])))
+        con.execute("INSERT INTO actions VALUES ('old', 0, 0, 'draw', ?)", (time.time(),))
+    tables = Tables(Store(db))
+    room = tables.get("old")
+    assert room.live and room.seq == 1 and room.row.stand_in == "strategic" and room.left == set()
+    room.leave(0)                                        # the new table of who left is there too
+    assert Tables(Store(db)).get("old").left == {0}
