@@ -419,18 +419,48 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
     for d in deals:
         s = deal_seed(seed, d)
         games = []
+        counts: List[Dict[str, float]] = [{}, {}]
         for gi, swapped in enumerate((False, True)):
             sides = lineup(rules.teams, swapped)
             seat_specs = [spec_a if sides[p % rules.teams] == 0 else spec_b for p in range(rules.players)]
+            before = [_agent_counts(spec, p) for p, spec in enumerate(seat_specs)]
             res = play_game(rules, seat_specs, s, game=gi, record=records_dir is not None, core=core)
+            for p, spec in enumerate(seat_specs):            # what each seat's agent counted in this game
+                side = counts[sides[p % rules.teams]]
+                for key, v in _agent_counts(spec, p).items():
+                    side[key] = side.get(key, 0) + v - before[p].get(key, 0)
             if records_dir is not None:
                 rec = res.pop("record")
                 rec.update(deal=d, game=gi, pair=pair_label)
                 path = Path(records_dir) / f"{pair_label}_deal{d:05d}_g{gi}.json"
                 path.write_text(json.dumps(rec))
             games.append(_side_stats(rules, res, sides))
-        out.append({"deal": d, "seed": s, "games": games})
+        out.append({"deal": d, "seed": s, "games": games, "agent_stats": counts})
     return out
+
+
+def _agent_counts(spec: str, seat: int) -> Dict[str, float]:
+    """The numeric counts the agent of ``spec`` in ``seat`` keeps in ``stats`` so far in this process
+    (the search agent's searched decisions, searches cut by ``max_seconds``, ...); ``{}`` for one that
+    keeps none or is not made yet."""
+    stats = getattr(_AGENT_CACHE.get((spec, seat)), "stats", None)
+    if not isinstance(stats, dict):
+        return {}
+    return {str(k): v for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def agent_stats(labels: Sequence[str], pairs: Sequence[Tuple[int, int]],
+                per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]]) -> Dict[str, Dict[str, float]]:
+    """``results.json``'s ``agent_stats``: per side label, the counts its agent kept over every deal it
+    played (summed over the workers' games; empty for an agent that keeps none)."""
+    out: Dict[str, Dict[str, float]] = {lab: {} for lab in labels}
+    for (i, j) in pairs:
+        for deal in per_pair_deals[(i, j)]:
+            for lab, counts in zip((labels[i], labels[j]), deal.get("agent_stats") or ({}, {})):
+                for key, v in counts.items():
+                    out[lab][key] = out[lab].get(key, 0) + v
+    return {lab: {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(c.items())}
+            for lab, c in out.items()}
 
 
 
@@ -524,6 +554,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             res["deal_win_rates"] = pr["_pair_win_rates"]
     else:
         res.update(_round_robin(labels, res["specs"], pairs, pair_results, keep_deals))
+    res["agent_stats"] = agent_stats(labels, pairs, per_pair_deals)
     res["timing"] = {"elapsed_s": round(elapsed, 3), "workers": cfg.num_workers,
                      "core": cores[0] if len(set(cores)) == 1 else "mixed",
                      "games_per_s": round(res["games"] / elapsed, 2) if elapsed > 0 else None}
