@@ -111,8 +111,9 @@ def pool_runner(fn: Callable[[Any], Any], workers: int, bar: Any = None,
                 size: Callable[[Any], int] = lambda task: 1) -> Iterator[Callable[[List[Any]], List[Any]]]:
     """``run(tasks) -> [fn(t) for t in tasks]`` (in task order) on one spawn pool of ``workers``
     processes (in this process for one or fewer), kept open for as many calls as the ``with`` block
-    makes.  The workers ignore Ctrl-C and die with this process; ``bar`` (a tqdm bar, optional) is
-    advanced by ``size(task)`` per finished task and closed at the end."""
+    makes.  The workers ignore Ctrl-C and die with this process (the ``KeyboardInterrupt`` carries the
+    results of the tasks finished so far, a prefix in task order, as ``done``); ``bar`` (a tqdm bar,
+    optional) is advanced by ``size(task)`` per finished task and closed at the end."""
     pool = None
     try:
         if workers > 1:
@@ -122,10 +123,14 @@ def pool_runner(fn: Callable[[Any], Any], workers: int, bar: Any = None,
 
         def run(tasks: List[Any]) -> List[Any]:
             out: List[Any] = []
-            for t, r in zip(tasks, pool.imap(fn, tasks) if pool is not None else map(fn, tasks)):
-                out.append(r)
-                if bar is not None:
-                    bar.update(size(t))
+            try:
+                for t, r in zip(tasks, pool.imap(fn, tasks) if pool is not None else map(fn, tasks)):
+                    out.append(r)
+                    if bar is not None:
+                        bar.update(size(t))
+            except KeyboardInterrupt as e:      # Ctrl-C: the tasks finished so far go with it, in task order
+                e.done = out
+                raise
             return out
 
         yield run

@@ -439,6 +439,22 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
     return out
 
 
+def _interrupted(e: KeyboardInterrupt, labels: List[str], task_pairs: List[Tuple[int, int]], out_dir: Optional[Path],
+                 total: int) -> KeyboardInterrupt:
+    """Ctrl-C in an evaluation: the deals finished so far (``e.done``, a prefix of the tasks) written to
+    ``deals.csv``; one line saying how many and where."""
+    done = getattr(e, "done", None) or []
+    by_pair: Dict[Tuple[int, int], List[Dict[str, Any]]] = {}
+    for pair, deals in zip(task_pairs, done):
+        by_pair.setdefault(pair, []).extend(deals)
+    n = sum(len(d) for d in by_pair.values())
+    if out_dir is None or not n:
+        return KeyboardInterrupt(f"interrupted after {n} of {total} deals; no results written")
+    _write_deals(out_dir / "deals.csv", [(labels[i], labels[j], d) for (i, j), d in by_pair.items()])
+    return KeyboardInterrupt(f"interrupted after {n} of {total} deals; their per-deal outcomes are in "
+                             f"{out_dir / 'deals.csv'} (no results.json: the evaluation did not finish)")
+
+
 def _agent_counts(spec: str, seat: int) -> Dict[str, float]:
     """The numeric counts the agent of ``spec`` in ``seat`` keeps in ``stats`` so far in this process
     (the search agent's searched decisions, searches cut by ``max_seconds``, ...); ``{}`` for one that
@@ -526,7 +542,10 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
         if task_runner is not None:
             results_by_task = list(task_runner(_play_chunk, tasks))
         else:
-            results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
+            try:
+                results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
+            except KeyboardInterrupt as e:
+                raise _interrupted(e, labels, task_pairs, out_dir if write else None, len(pairs) * cfg.games) from None
         for pair, deals in zip(task_pairs, results_by_task, strict=True):
             per_pair_deals[pair].extend(deals)
     elapsed = time.perf_counter() - t0
