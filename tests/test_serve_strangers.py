@@ -405,3 +405,25 @@ def test_a_file_from_before_the_stand_ins_opens_and_plays_on(tmp_path):
     assert room.live and room.seq == 1 and room.row.stand_in == "strategic" and room.left == set()
     room.leave(0)                                        # the new table of who left is there too
     assert Tables(Store(db)).get("old").left == {0}
+
+
+def test_after_a_restart_only_a_persons_own_actions_keep_a_table_in_play(tmp_path):
+    db = tmp_path / "t.sqlite"
+    tables = Tables(Store(db), allow_chosen_seeds=True)
+    room, _ = tables.create({"rules": "pagat", "seats": PEOPLE, "seed": 7, "pace_ms": 0})
+    agents, _ = tables.create({"rules": "pagat", "seats": AGENTS, "seed": 1, "pace_ms": 0})
+    while room.game.current == 0:                             # player_0 plays a turn
+        legal = room.message(0)["legal"]
+        room.act(0, next((a for a in legal if a.startswith("discard")), legal[0]))
+    room.run_agents()                                         # the agents of the person's table move after them
+    assert room.game.current == 2
+    room.covering = 2                                         # and a stand-in moves for player_2
+    room.run_agents()
+    agents.agent_step()
+    assert tables.store.stand_in_seqs(room.id)
+    with sqlite3.connect(db) as con:                          # two hours ago: the creations and the person's moves
+        con.execute("UPDATE tables SET created = created - 7200")
+        con.execute("UPDATE actions SET at = at - 7200 WHERE table_id = ? AND player = 0", (room.id,))
+    again = Tables(Store(db), abandon_after=3600)
+    assert room.id not in again.rooms                         # agents' and stand-in's moves did not count
+    assert agents.id in again.rooms                           # at a table of agents only, any seat counts

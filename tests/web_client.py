@@ -23,7 +23,7 @@ class ThreadServer:
 
         from experiments.apps.web.guard import uvicorn_config
         from experiments.apps.web.server import Limits, make_app
-        limits = {"rate": 0, "tables_per_client": limits.get("max_tables", 100), **limits}
+        limits = {"rate": 0, "tables_per_client": 100, **limits}
         self.web = make_app(db, limits=Limits(**limits), allow_chosen_seeds=allow_chosen_seeds,
                             **(app_options or {}))
         self.port = free_port()

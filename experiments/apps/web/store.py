@@ -191,10 +191,23 @@ class Store:
         return out
 
     def last_activity(self) -> Dict[str, float]:
-        """Per table, the time of its last action not made by a stand-in (its creation when it has none)."""
-        rows = self._read("SELECT id, MAX(created, COALESCE((SELECT MAX(at) FROM actions "
-                          "WHERE table_id = tables.id AND stand_in = 0), 0)) FROM tables")
-        return {r[0]: float(r[1]) for r in rows}
+        """Per table not finished, when a person last acted there (an action, or leaving; at a table of agents
+        only, any seat), or its creation."""
+        out: Dict[str, float] = {}
+        people: Dict[str, Set[int]] = {}
+        for tid, created, seats in self._read("SELECT id, created, seats FROM tables WHERE finished = 0"):
+            out[tid] = float(created)
+            try:
+                people[tid] = {p for p, s in enumerate(json.loads(seats)) if s == "human"}
+            except (TypeError, ValueError):
+                people[tid] = set()
+        rows = self._read("SELECT table_id, player, MAX(at) FROM actions WHERE stand_in = 0 AND table_id IN "
+                          "(SELECT id FROM tables WHERE finished = 0) GROUP BY table_id, player")
+        rows += self._read("SELECT table_id, seat, MAX(at) FROM left_seats GROUP BY table_id, seat")
+        for tid, player, at in rows:
+            if tid in out and (player in people[tid] or not people[tid]):
+                out[tid] = max(out[tid], float(at))
+        return out
 
     def actions(self, table_id: str) -> List[Tuple[int, str]]:
         """``(player, action name)`` of every applied action of a table, in order."""
