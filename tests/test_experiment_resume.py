@@ -121,3 +121,23 @@ def test_quick_is_the_same_pipeline_at_a_smoke_budget_and_says_so(tmp_path, caps
     report = (run / "report.md").read_text()
     assert "**A smoke run** (`--quick`)" in report and "say nothing about what the recipe learns" in report
     assert yaml.safe_load((run / "experiment.yaml").read_text())["quick"] is True
+
+
+def test_hints_name_the_command_as_it_can_be_run(tmp_path, monkeypatch):
+    """``continue with: ...`` names ``handfoot`` only when that is the command on the PATH; after the
+    set-up (the venv not active) it names the path the command was started by."""
+    import shutil
+    import sys
+
+    from experiments.config import handfoot_command
+    exe = tmp_path / ".venv" / "bin" / "handfoot"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "argv", [str(exe), "experiment"])
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert handfoot_command() == str(exe)
+    assert exp_mod.continue_line(Path("runs/x")) == f"continue with: {exe} experiment --resume runs/x"
+    monkeypatch.setattr(shutil, "which", lambda name: str(exe))
+    assert handfoot_command() == "handfoot"
+    monkeypatch.setattr(sys, "argv", ["/usr/lib/python3/pytest"])
+    assert handfoot_command() == "handfoot"

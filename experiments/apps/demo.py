@@ -27,7 +27,7 @@ from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.record import board_after, make_record, save_record
 from experiments.apps.viewer import write_html
 from experiments.config import CommandParser
-from experiments.config import command
+from experiments.config import command, handfoot_command
 from experiments.config import seed_arg
 from experiments.config import output_file_error
 
@@ -73,7 +73,7 @@ def run_demo(agents: Sequence[str] = DEFAULT_AGENTS, rules="pagat", seed: int = 
                        + f" - {w}. {steps} actions in {time.perf_counter() - t0:.1f} s.", style="bold"))
     if save:
         save_record(g, save, players=specs, meta={"command": "demo"})
-        console.print(f"Game record saved to {save} (handfoot replay {save}).")
+        console.print(f"Game record saved to {save} ({handfoot_command()} replay {save}).")
     if html:
         info = write_html(make_record(g, players=specs, meta={"command": "demo"}), html,
                           source=f"handfoot demo --seed {seed}")

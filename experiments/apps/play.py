@@ -44,7 +44,7 @@ from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, Game
 from handfoot_env.record import board_after, save_record
 from experiments.apps.table import score_sheet
 from experiments.config import CommandParser
-from experiments.config import command
+from experiments.config import command, handfoot_command
 from handfoot_env.safe_yaml import parse_yaml
 from experiments.config import seed_arg
 from experiments.config import output_file_error
@@ -366,7 +366,7 @@ def play_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] 
         save_record(game, args.save, players=["human" if p == human else labels[p] for p in range(game.n)],
                     options={"shoe": shoe} if shoe else None,
                     meta={"command": "play", "human_seat": human, "finished": bool(game.game_over)})
-        console.print(f"Game record saved to {args.save} (handfoot replay {args.save}).")
+        console.print(f"Game record saved to {args.save} ({handfoot_command()} replay {args.save}).")
     return status
 
 
