@@ -96,7 +96,51 @@ def test_an_open_websocket_does_not_keep_a_table_in_play(tmp_path):
         server.stop()
 
 
+def test_an_abandoned_table_leaves_play_without_anyone_asking(tmp_path):
+    server = ThreadServer(tmp_path / "t.sqlite", app_options={"abandon_after": 0.4, "turn_timeout": 0.1})
+    try:
+        c = Client(server.port)
+        table = c.create(rules="pagat", seats=PEOPLE, seed=7, pace_ms=0)["table"]
+        deadline = time.time() + 30
+        while table in server.web.tables.rooms:               # nobody creates anything: the server sweeps itself
+            assert time.time() < deadline, "the abandoned table stayed in play"
+            time.sleep(0.05)
+        seq = c.state(table)["seq"]
+        time.sleep(0.5)
+        assert c.state(table)["seq"] == seq and table not in server.web.tasks     # its stand-ins stopped
+        c.close()
+    finally:
+        server.stop()
+
+
 # ---------------------------------------------------------------------- who a client is
+def test_made_up_forwarded_headers_do_not_make_more_websockets(tmp_path):
+    server = ThreadServer(tmp_path / "t.sqlite", max_sockets_per_client=2)
+    try:
+        c = Client(server.port)
+        table = c.create(rules="pagat", seats=PEOPLE, pace_ms=0)["table"]
+        url, origin = f"ws://127.0.0.1:{server.port}/ws/tables/{table}", f"http://127.0.0.1:{server.port}"
+
+        async def go():
+            held = []
+            for i in range(2):
+                ws = await websockets.connect(url, origin=origin, additional_headers={"X-Forwarded-For": f"10.9.0.{i}"})
+                await ws.send(json.dumps({"token": None}))
+                assert json.loads(await ws.recv())["type"] == "state"
+                held.append(ws)
+            with pytest.raises(Exception):
+                ws = await websockets.connect(url, origin=origin, additional_headers={"X-Forwarded-For": "10.9.0.7"})
+                await ws.send(json.dumps({"token": None}))
+                await asyncio.wait_for(ws.recv(), 10)
+            for ws in held:
+                await ws.close()
+
+        asyncio.run(go())
+        c.close()
+    finally:
+        server.stop()
+
+
 def test_forwarded_headers_count_only_from_trusted_proxies(tmp_path):
     proxies = parse_proxies("127.0.0.1, 10.0.0.0/8")
     assert forwarded_client("127.0.0.1", "198.51.100.7, 10.1.2.3", proxies) == ("198.51.100.7", True)

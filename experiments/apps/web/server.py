@@ -178,11 +178,24 @@ class WebApp:
         self.loop = asyncio.get_running_loop()
         for room in list(self.tables.rooms.values()):
             self.watch(room)
+        sweeper = self.loop.create_task(self._sweeper())
         yield
+        sweeper.cancel()
         for task in list(self.tasks.values()):
             task.cancel()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.agent_pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _sweeper(self) -> None:
+        """Take abandoned tables out of play now and then (a create does too), so that their stand-ins stop
+        and they leave memory."""
+        every = min(60.0, max(0.05, self.tables.abandon_after / 4))
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._run(self.tables.sweep)
+            except Exception as e:  # noqa: BLE001 - the next round tries again
+                log(f"could not take abandoned tables out of play ({type(e).__name__}: {e})")
 
     def watch(self, room: Room) -> None:
         """Let the table play on by itself: its agents at its pace, the stand-in for a person past the turn
