@@ -68,7 +68,8 @@ from tqdm import tqdm
 import handfoot_env
 from agents.base import observation_only
 from agents.registry import make_agent
-from experiments.evaluation.report import _plots, _write_csv, _write_deals
+from experiments.evaluation.report import (_plots, _write_csv, _write_deals, add_counts, agent_stats, interrupted,
+                                           numeric_stats)
 from experiments.evaluation.sprt import parse_sprt, run_sequential
 from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, bradley_terry_elo, pair_stats, win_rate_ci
 from experiments.processes import pool_runner
@@ -423,12 +424,9 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
         for gi, swapped in enumerate((False, True)):
             sides = lineup(rules.teams, swapped)
             seat_specs = [spec_a if sides[p % rules.teams] == 0 else spec_b for p in range(rules.players)]
-            before = [_agent_counts(spec, p) for p, spec in enumerate(seat_specs)]
+            before = [numeric_stats(_AGENT_CACHE.get((q, p))) for p, q in enumerate(seat_specs)]
             res = play_game(rules, seat_specs, s, game=gi, record=records_dir is not None, core=core)
-            for p, spec in enumerate(seat_specs):            # what each seat's agent counted in this game
-                side = counts[sides[p % rules.teams]]
-                for key, v in _agent_counts(spec, p).items():
-                    side[key] = side.get(key, 0) + v - before[p].get(key, 0)
+            add_counts(counts, sides, before, [numeric_stats(_AGENT_CACHE[q, p]) for p, q in enumerate(seat_specs)])
             if records_dir is not None:
                 rec = res.pop("record")
                 rec.update(deal=d, game=gi, pair=pair_label)
@@ -437,47 +435,6 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
             games.append(_side_stats(rules, res, sides))
         out.append({"deal": d, "seed": s, "games": games, "agent_stats": counts})
     return out
-
-
-def _interrupted(e: KeyboardInterrupt, labels: List[str], task_pairs: List[Tuple[int, int]], out_dir: Optional[Path],
-                 total: int) -> KeyboardInterrupt:
-    """Ctrl-C in an evaluation: the deals finished so far (``e.done``, a prefix of the tasks) written to
-    ``deals.csv``; one line saying how many and where."""
-    done = getattr(e, "done", None) or []
-    by_pair: Dict[Tuple[int, int], List[Dict[str, Any]]] = {}
-    for pair, deals in zip(task_pairs, done):
-        by_pair.setdefault(pair, []).extend(deals)
-    n = sum(len(d) for d in by_pair.values())
-    if out_dir is None or not n:
-        return KeyboardInterrupt(f"interrupted after {n} of {total} deals; no results written")
-    _write_deals(out_dir / "deals.csv", [(labels[i], labels[j], d) for (i, j), d in by_pair.items()])
-    return KeyboardInterrupt(f"interrupted after {n} of {total} deals; their per-deal outcomes are in "
-                             f"{out_dir / 'deals.csv'} (no results.json: the evaluation did not finish)")
-
-
-def _agent_counts(spec: str, seat: int) -> Dict[str, float]:
-    """The numeric counts the agent of ``spec`` in ``seat`` keeps in ``stats`` so far in this process
-    (the search agent's searched decisions, searches cut by ``max_seconds``, ...); ``{}`` for one that
-    keeps none or is not made yet."""
-    stats = getattr(_AGENT_CACHE.get((spec, seat)), "stats", None)
-    if not isinstance(stats, dict):
-        return {}
-    return {str(k): v for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-
-
-def agent_stats(labels: Sequence[str], pairs: Sequence[Tuple[int, int]],
-                per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]]) -> Dict[str, Dict[str, float]]:
-    """``results.json``'s ``agent_stats``: per side label, the counts its agent kept over every deal it
-    played (summed over the workers' games; empty for an agent that keeps none)."""
-    out: Dict[str, Dict[str, float]] = {lab: {} for lab in labels}
-    for (i, j) in pairs:
-        for deal in per_pair_deals[(i, j)]:
-            for lab, counts in zip((labels[i], labels[j]), deal.get("agent_stats") or ({}, {})):
-                for key, v in counts.items():
-                    out[lab][key] = out[lab].get(key, 0) + v
-    return {lab: {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(c.items())}
-            for lab, c in out.items()}
-
 
 
 # ---------------------------------------------------------------------------------- running
@@ -545,7 +502,7 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
             try:
                 results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
             except KeyboardInterrupt as e:
-                raise _interrupted(e, labels, task_pairs, out_dir if write else None, len(pairs) * cfg.games) from None
+                raise interrupted(e, labels, task_pairs, out_dir if write else None, len(pairs) * cfg.games) from None
         for pair, deals in zip(task_pairs, results_by_task, strict=True):
             per_pair_deals[pair].extend(deals)
     elapsed = time.perf_counter() - t0

@@ -95,6 +95,55 @@ def _write_deals(path: Path, pairings: List[Any]) -> None:
                             sum(res) / len(res)])
 
 
+def numeric_stats(agent: Any) -> Dict[str, float]:
+    """The numeric counts an agent keeps in ``stats`` (the search agent's searched decisions, searches
+    cut by ``max_seconds``, ...); ``{}`` for none (or no agent)."""
+    stats = getattr(agent, "stats", None)
+    if not isinstance(stats, dict):
+        return {}
+    return {str(k): v for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def add_counts(counts: List[Dict[str, float]], sides: Sequence[int], before: List[Dict[str, float]],
+               after: List[Dict[str, float]]) -> None:
+    """Add what each seat's agent counted in one game (``after`` less ``before``, per seat) to its
+    side's ``counts`` (``sides``: the side of every team; seat ``p`` is in team ``p % len(sides)``)."""
+    for p, (b, a) in enumerate(zip(before, after)):
+        side = counts[sides[p % len(sides)]]
+        for key, v in a.items():
+            side[key] = side.get(key, 0) + v - b.get(key, 0)
+
+
+def agent_stats(labels: Sequence[str], pairs: Sequence[Any], per_pair_deals: Dict[Any, List[Dict[str, Any]]]
+                ) -> Dict[str, Dict[str, float]]:
+    """``results.json``'s ``agent_stats``: per side label, the counts its agent kept over every deal it
+    played (summed over the workers' games; empty for an agent that keeps none)."""
+    out: Dict[str, Dict[str, float]] = {lab: {} for lab in labels}
+    for (i, j) in pairs:
+        for deal in per_pair_deals[(i, j)]:
+            for lab, counts in zip((labels[i], labels[j]), deal.get("agent_stats") or ({}, {})):
+                for key, v in counts.items():
+                    out[lab][key] = out[lab].get(key, 0) + v
+    return {lab: {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(c.items())}
+            for lab, c in out.items()}
+
+
+def interrupted(e: KeyboardInterrupt, labels: List[str], task_pairs: List[Any], out_dir: Optional[Path],
+                total: int) -> KeyboardInterrupt:
+    """Ctrl-C in an evaluation: the deals finished so far (``e.done``: the results of a prefix of the
+    tasks, each a list of deals, ``task_pairs`` their pairings) written to ``deals.csv``; the one line
+    saying how many and where."""
+    by_pair: Dict[Any, List[Dict[str, Any]]] = {}
+    for pair, deals in zip(task_pairs, getattr(e, "done", None) or []):
+        by_pair.setdefault(pair, []).extend(deals)
+    n = sum(len(d) for d in by_pair.values())
+    if out_dir is None or not n:
+        return KeyboardInterrupt(f"interrupted after {n} of {total} deals; no results written")
+    _write_deals(out_dir / "deals.csv", [(labels[i], labels[j], d) for (i, j), d in by_pair.items()])
+    return KeyboardInterrupt(f"interrupted after {n} of {total} deals; their per-deal outcomes are in "
+                             f"{out_dir / 'deals.csv'} (no results.json: the evaluation did not finish)")
+
+
 def _plots(out_dir: Path, res: Dict[str, Any], pair_results: List[Dict[str, Any]]) -> None:
     plt = _pyplot()
 
