@@ -29,6 +29,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 websockets = pytest.importorskip("websockets")
 
+from agents.base import Agent  # noqa: E402
 from experiments.apps.web import server as server_module  # noqa: E402
 from experiments.apps.web.client import start_server  # noqa: E402
 from experiments.apps.web.guard import forwarded_client, parse_proxies  # noqa: E402
@@ -39,6 +40,14 @@ from tests.web_client import Client, ThreadServer, free_port  # noqa: E402
 
 PEOPLE = ["human", "greedy", "human", "greedy"]           # seed 7: player_0 draws first
 AGENTS = ["greedy", "random", "greedy", "random"]
+
+
+class SlowAgent(Agent):
+    """An operator's agent that thinks for a second and a half (``py:tests.test_serve_strangers:SlowAgent``)."""
+
+    def act(self, observation, view):
+        time.sleep(1.5)
+        return view.legal_actions[0]
 
 
 def clocked(path, now, **kw) -> Tables:
@@ -274,6 +283,26 @@ def test_a_create_returns_before_its_agents_move(tmp_path):
         c.close()
     finally:
         gate.set()
+        server.stop()
+
+
+def test_a_slow_agent_holds_up_no_request(tmp_path):
+    slow = "py:tests.test_serve_strangers:SlowAgent"
+    server = ThreadServer(tmp_path / "t.sqlite", app_options={"agents": [slow]})
+    try:
+        c = Client(server.port)
+        tables = [c.create(rules="pagat", seats=[slow] * 4, seed=s, pace_ms=0)["table"] for s in range(4)]
+        time.sleep(0.3)                                       # every agent thread is thinking now
+        took = []
+        for _ in range(3):
+            for tid in tables:
+                server.web.tables.rooms[tid]._cache.clear()   # each read builds its message afresh
+                t0 = time.perf_counter()
+                c.state(tid)
+                took.append(time.perf_counter() - t0)
+        assert max(took) < 1.0, took                          # no read waited for an agent's thought
+        c.close()
+    finally:
         server.stop()
 
 

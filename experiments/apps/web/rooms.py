@@ -434,17 +434,23 @@ class Room:
         return agent
 
     def agent_step(self) -> bool:
-        """The agent (or stand-in) to act plays one action; returns whether one was to act."""
+        """The agent (or stand-in) to act plays one action; returns whether one was to act.  It thinks on a
+        copy of the game without the table's lock (reading the table never waits for a slow agent); a move
+        chosen for a state that changed meanwhile is dropped (the next step chooses again)."""
         with self.lock:
             if not self.live or not self.agent_to_act():
                 return False
-            p = self.game.current
-            try:
-                a = agent_action(self._player(p), self.game, p)
-            except Exception as e:  # noqa: BLE001 - a broken agent must not stall the table
-                log(f"table {self.id}: agent {self.labels[p]!r} failed ({type(e).__name__}: {e}); "
-                    "it plays the first legal action")
-                a = -1
+            p, seq, game = self.game.current, self.seq, self.game.clone()
+            agent = self._player(p)
+        try:
+            a = agent_action(agent, game, p)
+        except Exception as e:  # noqa: BLE001 - a broken agent must not stall the table
+            log(f"table {self.id}: agent {self.labels[p]!r} failed ({type(e).__name__}: {e}); "
+                "it plays the first legal action")
+            a = -1
+        with self.lock:
+            if not self.live or not self.agent_to_act() or self.seq != seq or self.game.current != p:
+                return True
             if self.game.reason_illegal(a) is not None:
                 a = self.game.legal_actions()[0]
             self.apply(a, stand_in=p not in self.agents)
