@@ -403,6 +403,7 @@ def test_slow_headers_and_bodies_are_cut_off(tmp_path):
         server.stop()
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_stops_the_server_with_one_line_and_status_130(tmp_path):
     port = free_port()
     proc = start_server(tmp_path / "t.sqlite", port)
