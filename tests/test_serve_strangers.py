@@ -501,3 +501,17 @@ def test_after_a_restart_only_a_persons_own_actions_keep_a_table_in_play(tmp_pat
     again = Tables(Store(db), abandon_after=3600)
     assert room.id not in again.rooms                         # agents' and stand-in's moves did not count
     assert agents.id in again.rooms                           # at a table of agents only, any seat counts
+
+
+def test_the_new_flags_refuse_bad_values_in_one_line(tmp_path, capsys):
+    from experiments.apps.cli import main as cli_main
+    db = str(tmp_path / "t.sqlite")
+    for argv, needle in ((["--trusted-proxies", "10.0.0.1,proxy.example"], "'proxy.example' is not an IP address"),
+                         (["--turn-timeout", "-1"], "--turn-timeout must be 0"),
+                         (["--turn-timeout", "nan"], "--turn-timeout must be 0"),
+                         (["--tables-per-client", "0"], "--tables-per-client must be from 1"),
+                         (["--tables-per-client", "200"], "--tables-per-client must be from 1"),
+                         (["--keep-finished", "-5"], "--keep-finished must be at least 0")):
+        assert cli_main(["serve", "--db", db, *argv]) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and needle in err[0], (argv, err)
