@@ -141,3 +141,21 @@ def test_hints_name_the_command_as_it_can_be_run(tmp_path, monkeypatch):
     assert handfoot_command() == "handfoot"
     monkeypatch.setattr(sys, "argv", ["/usr/lib/python3/pytest"])
     assert handfoot_command() == "handfoot"
+
+
+def test_report_of_a_trained_folder_without_experiment_yaml_reads_the_named_config(tmp_path, monkeypatch, capsys):
+    """A folder of an experiment stopped before experiment.yaml was kept: --report with its config."""
+    path = _config(tmp_path)
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(exp_mod, "evaluate_spec", stop)
+    assert main(["experiment", str(path), "--quiet"]) == 130
+    run = tmp_path / "runs" / "tinyexp-s3"
+    (run / "experiment.yaml").unlink()
+    capsys.readouterr()
+    assert main(["experiment", "--report", str(run)]) == 2
+    assert "name its config" in capsys.readouterr().err
+    assert main(["experiment", str(path), "--report", str(run)]) == 0
+    assert "The evaluation has not run yet" in (run / "report.md").read_text()

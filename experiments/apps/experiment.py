@@ -276,14 +276,17 @@ def write_experiment_yaml(run: Path, cfg: ExperimentConfig) -> None:
         sort_keys=False))
 
 
-def report_again(run: Path) -> Path:
+def report_again(run: Path, config: Optional[str] = None) -> Path:
     """``report.md`` written again from an experiment's run folder (``experiment.yaml``, ``run.json``,
     and ``experiment.json`` once evaluated), e.g. after the report's format changed; a folder whose
-    training finished but whose evaluation has not run gets the report without its results."""
+    training finished but whose evaluation has not run gets the report without its results.  A folder
+    without ``experiment.yaml`` (an experiment stopped before they kept it) is read with ``config``."""
     run = Path(run)
-    if not (run / "experiment.yaml").is_file():
-        raise ConfigError(f"--report: {str(run)!r} is not an experiment's run folder (no experiment.yaml)")
-    cfg = load_experiment_config(str(run / "experiment.yaml"))
+    if not (run / "experiment.yaml").is_file() and config is None:
+        raise ConfigError(f"--report: {str(run)!r} is not an experiment's run folder (no experiment.yaml); "
+                          "for a folder of an earlier experiment name its config: handfoot experiment CONFIG "
+                          "--report RUN")
+    cfg = load_experiment_config(str(run / "experiment.yaml") if (run / "experiment.yaml").is_file() else config)
     if not (run / "experiment.json").is_file():
         result = trained(run, cfg)
         if result is None:
@@ -502,7 +505,7 @@ def experiment_main(argv: Optional[List[str]] = None) -> int:
         print("\n".join(lines))
         return 0
     if args.report:
-        print(report_again(Path(args.report)))
+        print(report_again(Path(args.report), args.config))
         return 0
     if args.resume:
         cfg = resume_config(Path(args.resume), args.config, args.overrides)
