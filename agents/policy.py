@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -87,6 +87,81 @@ class NumpyPolicy:
         return int(legal[min(i, len(legal) - 1)])
 
 
+def sample_masked(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+    """One action per row from the softmax over the legal logits, and its log-probability."""
+    z = np.where(mask, logits, -np.inf)
+    zmax = z.max(axis=1, keepdims=True)
+    c = np.cumsum(np.exp((z - zmax).astype(np.float64)), axis=1)
+    total = c[:, -1]
+    u = rng.random(len(z)) * total
+    a = (c <= u[:, None]).sum(axis=1)            # the first index whose cumulative sum passes u
+    over = a >= NUM_ACTIONS                      # u rounded onto the total: the last legal action
+    if over.any():
+        a[over] = [int(np.flatnonzero(m)[-1]) for m in mask[over]]
+    rows = np.arange(len(z))
+    logp = (z[rows, a] - zmax[:, 0]) - np.log(total)
+    return a, logp.astype(np.float32)
+
+
+class TorchPolicy:
+    """:class:`NumpyPolicy`'s folded layers run by torch, for many observations at once: the batched
+    path of a policy network (samplers and search rollouts; multi-threaded BLAS behind NumPy's ``@`` is
+    slow on a busy machine, torch's single-thread kernels are not).  torch is imported when one is
+    made, so that playing a policy needs no torch.  :meth:`logits` equals
+    :meth:`NumpyPolicy.logits` up to float32 rounding."""
+
+    def __init__(self, weights: Any):
+        import torch
+        pol = weights if isinstance(weights, NumpyPolicy) else NumpyPolicy(weights)
+        self.th = torch
+        self.policy = pol
+        self.visible = pol.visible
+        self.relu = pol.relu
+        self.act = torch.relu if pol.relu else torch.tanh
+        self.layers = [(torch.from_numpy(np.ascontiguousarray(w)), torch.from_numpy(b)) for w, b in pol.layers]
+        w, b = self.layers[-1]
+        # the last layer by action, a row each, so that the legal ones are one gather (:meth:`best`)
+        self.last_w, self.last_b = w.t().contiguous(), b
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Every action's logit of every row of ``obs``: ``(rows, 705)``."""
+        th = self.th
+        with th.no_grad():
+            x = th.from_numpy(np.ascontiguousarray(obs[:, :self.visible]))
+            last = len(self.layers) - 1
+            for i, (w, b) in enumerate(self.layers):
+                x = th.addmm(b, x, w)
+                if i < last:
+                    x = self.act(x)
+            return x.numpy()
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+        """One action per row, drawn from the masked softmax of the logits (:func:`sample_masked`), and
+        its log-probability."""
+        return sample_masked(self.logits(obs), mask, rng)
+
+    def best(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The greedy action of each row: the legal action (``mask`` > 0) of highest logit, the first of
+        equals, on one thread, the last layer only for the actions legal in some row (a search rollout's
+        rows have 75 to 90 of the 705 legal between them, and the last layer is the network's largest)."""
+        th = self.th
+        legal = mask > 0
+        cols = np.flatnonzero(legal.any(axis=0))
+        threads = th.get_num_threads()
+        th.set_num_threads(1)
+        try:
+            with th.inference_mode():
+                h = th.from_numpy(np.ascontiguousarray(obs[:, :self.visible], dtype=np.float32))
+                for w, b in self.layers[:-1]:
+                    h = th.addmm(b, h, w)
+                    h = th.relu(h) if self.relu else th.tanh(h)
+                idx = th.from_numpy(cols)
+                z = th.addmm(self.last_b.index_select(0, idx), h, self.last_w.index_select(0, idx).t()).numpy()
+        finally:
+            th.set_num_threads(threads)
+        return cols[np.argmax(np.where(legal[:, cols], z, -np.inf), axis=1)]
+
+
 NON_FINITE_Q = "the action-value network gave non-finite Q values (diverged weights?)"
 
 
@@ -128,6 +203,11 @@ class QPolicy:
                 x = self._act(x)
         return x[:, 0]
 
+    def best(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The greedy action of each row of ``obs``: the legal action (``mask`` > 0) of highest Q, the first
+        of equals."""
+        return np.argmax(np.where(mask > 0, np.asarray(self.logits(obs)), -np.inf), axis=1)
+
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Q of every action id (legal or not), shaped like a policy's logits: ``(..., 705)``."""
         o = np.asarray(obs, dtype=np.float32).reshape(-1, np.shape(obs)[-1])
@@ -150,6 +230,52 @@ class QPolicy:
         return int(legal[min(i, len(legal) - 1)])
 
 
+class TorchQPolicy:
+    """:class:`QPolicy` run by torch, for many states at once (the batched path of an action-value
+    network; torch imported when one is made): epsilon-greedy on Q(s, a) over each row's legal
+    actions (``epsilon`` 0: greedy).  The first layer's state share is one matrix
+    product for all rows; each (row, legal action) pair then costs one row of the later layers."""
+
+    def __init__(self, weights: Dict[str, Any], epsilon: float = 0.0):
+        import torch as th
+        self.th = th
+        pol = QPolicy(weights)
+        self.visible = pol.visible
+        self.epsilon = float(epsilon)
+        self.act = th.relu if pol.relu else th.tanh
+        self.w_state, self.b0 = th.from_numpy(pol.w_state), th.from_numpy(pol.b0)
+        self.action_part = th.from_numpy(pol.action_part)
+        self.rest = [(th.from_numpy(w), th.from_numpy(b)) for w, b in pol.rest]
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+        """One action per row and a log-probability of 0 (not used by the action-value learner)."""
+        th = self.th
+        m = len(mask)
+        rows, acts = np.nonzero(mask)                            # row-major: each row's pairs together
+        with th.no_grad():
+            h = th.addmm(self.b0, th.from_numpy(np.ascontiguousarray(obs[:, :self.visible])), self.w_state)
+            x = self.act(h[th.from_numpy(rows)] + self.action_part[th.from_numpy(acts)])
+            last = len(self.rest) - 1
+            for i, (w, b) in enumerate(self.rest):
+                x = th.addmm(b, x, w)
+                if i < last:
+                    x = self.act(x)
+            q = x[:, 0].numpy()
+        if not np.isfinite(q).all():
+            raise ValueError(NON_FINITE_Q)
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        best = np.maximum.reduceat(q, starts)
+        top = np.flatnonzero(q >= best[rows])                  # pairs at their row's maximum
+        first = top[np.r_[True, rows[top[1:]] != rows[top[:-1]]]]   # the lowest such action id per row
+        a = acts[first]
+        # exploration: both draws are made every time, so the random stream does not depend on Q
+        explore = rng.random(m) < self.epsilon
+        counts = np.diff(np.r_[starts, len(rows)])
+        pick = starts + np.minimum((rng.random(m) * counts).astype(np.int64), counts - 1)
+        a = np.where(explore, acts[pick], a)
+        return a.astype(np.int64), np.zeros(m, np.float32)
+
+
 def is_q(weights: Dict[str, Any]) -> bool:
     """Whether ``weights`` are an action-value network (else a policy network)."""
     return weights.get("kind") == Q_KIND
@@ -158,6 +284,12 @@ def is_q(weights: Dict[str, Any]) -> bool:
 def make_policy(weights: Dict[str, Any]) -> Any:
     """The NumPy player of ``weights``: :class:`QPolicy` for an action-value network, else :class:`NumpyPolicy`."""
     return QPolicy(weights) if is_q(weights) else NumpyPolicy(weights)
+
+
+def make_torch_policy(weights: Dict[str, Any], epsilon: float = 0.0) -> Any:
+    """The batched torch player of ``weights``: :class:`TorchQPolicy` (epsilon-greedy) for an action-value
+    network, else :class:`TorchPolicy` (sampling)."""
+    return TorchQPolicy(weights, epsilon) if is_q(weights) else TorchPolicy(weights)
 
 
 def actor_arrays(weights: Dict[str, Any], prefix: str = "") -> Dict[str, np.ndarray]:
@@ -335,6 +467,7 @@ def load_policy_agent(path: str, seed: int = 0) -> PolicyAgent:
     return PolicyAgent(load_weights(path), seed=seed, sample=sample, name=f"policy:{path}")
 
 
-__all__ = ["NumpyPolicy", "QPolicy", "NON_FINITE_Q", "make_policy", "is_q", "Q_KIND", "PolicyAgent",
+__all__ = ["NumpyPolicy", "QPolicy", "TorchPolicy", "TorchQPolicy", "sample_masked", "make_torch_policy",
+            "NON_FINITE_Q", "make_policy", "is_q", "Q_KIND", "PolicyAgent",
            "load_policy_agent", "load_weights", "save_actor", "load_actor", "actor_arrays", "actor_from_arrays",
            "check_actor", "resolve_policy_path"]

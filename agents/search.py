@@ -46,12 +46,11 @@ import numpy as np
 
 from handfoot_env.actions import PICKUP
 from handfoot_env.belief import WorldSampler, discard_likelihood
-from handfoot_env.cards import NUM_KINDS, RED3
-from handfoot_env.compiled import layout as L
-from handfoot_env.compiled.batch import CoreBatch, state_row
+from handfoot_env.compiled import load
 from handfoot_env.observation import observation_size
 
 from .base import Agent
+from .policy import NumpyPolicy, TorchPolicy
 
 #: the arguments of ``search(...)`` and their defaults
 PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 96, "candidates": 3, "confident": 0.8, "z": 1.0,
@@ -75,68 +74,6 @@ def _float_arg(name: str, value: Any, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         raise ValueError(f"search: {name} must be a number from {low} to {high}, got {value!r}")
     return float(value)
-
-
-def standing(S: np.ndarray, R: np.ndarray, teams: int) -> np.ndarray:
-    """Each row's round score per team as it stands (the round ended now, no one going out):
-    ``(rows, teams)``, the items of the compiled core's ``end_round``."""
-    n = int(R[L.R_N])
-    out = np.zeros((S.shape[0], teams), dtype=np.float64)
-    vals = L.VALS.astype(np.float64).copy()
-    vals[RED3] = 0.0
-    for t in range(teams):
-        b = L.BC + 3 * t
-        v = (S[:, L.MVAL + t] + S[:, b] * R[L.R_CB] + S[:, b + 1] * R[L.R_DB] + S[:, b + 2] * R[L.R_WB]
-             + S[:, L.RED3S + t] * R[L.R_R3B]).astype(np.float64)
-        for q in range(t, n, teams):
-            held = (S[:, L.HANDS + NUM_KINDS * q:L.HANDS + NUM_KINDS * (q + 1)]
-                    + S[:, L.FEET + NUM_KINDS * q:L.FEET + NUM_KINDS * (q + 1)])
-            v -= held @ vals
-            v += held[:, RED3] * R[L.R_R3L]
-        out[:, t] = v
-    return out
-
-
-class _Forward:
-    """The base policy's choices for many observations at once: a policy network runs in torch on one
-    thread (NumPy's BLAS would spread a small matrix product over every core, slower on a busy
-    machine), its last layer only for the actions legal in some row (a rollout's rows have 75 to 90
-    of the 705 legal between them, and the last layer is the network's largest); an action-value
-    network through its own ``logits``."""
-
-    def __init__(self, policy: Any):
-        self.policy = policy
-        self.layers = None
-        if hasattr(policy, "layers") and hasattr(policy, "relu"):
-            import torch
-            self.torch = torch
-            *hidden, (w, b) = [(torch.from_numpy(np.ascontiguousarray(w)), torch.from_numpy(np.ascontiguousarray(b)))
-                               for w, b in policy.layers]
-            self.layers = hidden
-            # the last layer by action, a row each, so that the legal ones are one gather
-            self.last_w, self.last_b = w.t().contiguous(), b
-
-    def best(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The base policy's greedy action of each row: the legal action (``mask`` > 0) of highest logit,
-        the first of equals."""
-        legal = mask > 0
-        if self.layers is None:
-            return np.argmax(np.where(legal, np.asarray(self.policy.logits(obs)), -np.inf), axis=1)
-        th = self.torch
-        cols = np.flatnonzero(legal.any(axis=0))
-        threads = th.get_num_threads()
-        th.set_num_threads(1)
-        try:
-            with th.inference_mode():
-                h = th.from_numpy(np.ascontiguousarray(obs[:, :self.policy.visible], dtype=np.float32))
-                for w, b in self.layers:
-                    h = th.addmm(b, h, w)
-                    h = th.relu(h) if self.policy.relu else th.tanh(h)
-                idx = th.from_numpy(cols)
-                z = th.addmm(self.last_b.index_select(0, idx), h, self.last_w.index_select(0, idx).t()).numpy()
-        finally:
-            th.set_num_threads(threads)
-        return cols[np.argmax(np.where(legal[:, cols], z, -np.inf), axis=1)]
 
 
 class SearchAgent(Agent):
@@ -172,8 +109,8 @@ class SearchAgent(Agent):
             raise ValueError(f"search: base {base!r} is not a trained policy (champion or 'policy:PATH'): search "
                              "plays its rollouts with one forward pass of the base policy per tick")
         self.base_spec = base
-        self.forward = _Forward(self.policy)
-        self._batches: Dict[int, CoreBatch] = {}
+        self.forward = TorchPolicy(self.policy) if isinstance(self.policy, NumpyPolicy) else self.policy
+        self._batches: Dict[int, Any] = {}     # compiled CoreBatch by row count
         self._cut = False
         self.np_rng = np.random.default_rng(self.seed)
         self.stats: Dict[str, float] = {"decisions": 0, "searched": 0, "deviated": 0, "withdrawn": 0,
@@ -280,15 +217,11 @@ class SearchAgent(Agent):
         rows = nw * nc
         b = self._batches.get(rows)
         if b is None or b.rules != view.rules:
-            b = self._batches[rows] = CoreBatch(view.rules, rows)
-        for w, g in enumerate(worlds):
-            state_row(g, b.S[w])
-        for c in range(1, nc):
-            b.S[c * nw:(c + 1) * nw] = b.S[:nw]
+            b = self._batches[rows] = load().CoreBatch(view.rules, rows)
+        b.load_worlds(worlds, copies=nc)
         b.step(np.full(rows, -1, dtype=np.int64))
         b.step(np.repeat(np.asarray(cands, dtype=np.int64), nw))
-        S, nt = b.S, view.num_teams
-        nrs0 = int(S[0, L.NRS])
+        nrs0 = int(b.rounds_scored()[0])
         if deadline is None:
             deadline = time.perf_counter() + self.max_seconds
         ticks = rows_played = one_legal = 0
@@ -296,7 +229,7 @@ class SearchAgent(Agent):
         stuck = np.zeros(rows, dtype=bool)
         forward = self.forward
         while True:
-            running = np.flatnonzero((S[:, L.OVER] == 0) & (S[:, L.NRS] == nrs0) & ~stuck)
+            running = np.flatnonzero(b.in_round(nrs0) & ~stuck)
             count = b.counts[running]                       # legal actions of each row's player to act
             live = count != 0
             if not live.all():
@@ -325,14 +258,13 @@ class SearchAgent(Agent):
         self.stats["ticks"] += ticks
         self.stats["rows"] += rows_played
         self.stats["one_legal"] += one_legal
-        done = S[:, L.NRS] > nrs0
-        scores = standing(S, b.R, nt)
-        at = L.RSC + L.MAXT * nrs0
-        scores[done] = S[done, at:at + nt]
+        done = b.rounds_scored() > nrs0
+        scores = b.standing()
+        scores[done] = b.round_score(nrs0)[done]
         team = view.team
         own = scores[:, team]
         others = np.delete(scores, team, axis=1).max(axis=1)
         return (own - others).reshape(nc, nw).T
 
 
-__all__ = ["SearchAgent", "PARAMS", "standing"]
+__all__ = ["SearchAgent", "PARAMS"]

@@ -318,6 +318,10 @@ class Game:
     def answerer(self, p: int) -> int:
         return self.teammates[p][0]
 
+    def reference(self) -> "Game":
+        """This game (a compiled game gives a reference ``Game`` in its state: the one name for both)."""
+        return self
+
     # ----------------------------------------------------------- legal list
     def legal_actions(self) -> List[int]:
         """Every action the player to act may take now, in id order."""

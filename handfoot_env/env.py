@@ -94,9 +94,10 @@ from .compiled import make_game, resolve_core
 from .config import MAX_SEED, RulesLike
 from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
-from .observation import encode_observation, encode_state, mask_of, observation_size, state_size
+from .observation import encode_state, observation_size, state_size
 from .render import render_text
 from .render_image import render_game
+from .turns import observe_into
 
 
 class _ActionSpace(spaces.Discrete):
@@ -120,7 +121,6 @@ class raw_env(AECEnv):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.core = resolve_core(core)
-        self._compiled = self.core == "compiled"
         self.game = make_game(self.core, rules, **rule_overrides)
         self.rules = self.game.rules
         self.render_mode = render_mode
@@ -183,19 +183,12 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> Dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         game = self.game
-        if self._compiled:
-            obs = np.empty(self._obs_n, dtype=np.float32)
-            mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-            if game.observe(seat, obs, mask):
-                self._legal = mask            # a mask here, the legal list on the reference core
-                self._legal_at = (game, game.seed, game.action_count)
-            return {"observation": obs, "action_mask": mask}
-        if game.current == seat and game.phase != GAME_OVER:
-            legal = game.legal_actions()
-            self._legal = legal
+        obs = np.empty(self._obs_n, dtype=np.float32)
+        mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+        if observe_into(game, seat, obs, mask):
+            self._legal = mask                # the seat's legal mask for step(), with the state it belongs to
             self._legal_at = (game, game.seed, game.action_count)
-            return {"observation": encode_observation(game, seat, legal), "action_mask": mask_of(legal)}
-        return {"observation": encode_observation(game, seat), "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
+        return {"observation": obs, "action_mask": mask}
 
     def state(self) -> np.ndarray:
         return encode_state(self._game_view())
@@ -205,7 +198,7 @@ class raw_env(AECEnv):
 
     def _game_view(self) -> Game:
         """The reference ``Game`` in the current state (the game itself on the reference core)."""
-        return self.game.reference() if self._compiled else self.game
+        return self.game.reference()
 
     def seat_view(self, agent: str):
         """Structured read-only view of what ``agent`` may see (agents.view)."""
@@ -227,7 +220,7 @@ class raw_env(AECEnv):
         self._legal = None
         at = self._legal_at
         if (legal is not None and (type(action) is int or isinstance(action, np.integer))
-                and (legal[action] if self._compiled and 0 <= action < NUM_ACTIONS else action in legal)
+                and 0 <= action < NUM_ACTIONS and legal[action]
                 and at[0] is game and at[2] == game.action_count and at[1] == game.seed):
             game.apply_legal(int(action))      # listed legal by observe() for this very state
         else:
@@ -238,7 +231,7 @@ class raw_env(AECEnv):
                 rewards[a] = 0.0
             self._rewarded = False
         er = self.episode_rules
-        finished = game.rounds_finished if self._compiled else len(game.round_scores)
+        finished = game.rounds_finished
         if finished > self._rounds_seen:
             if er.reward == "round_score_diff":
                 self._team_rewards(er.round_end_reward, game.round_scores[-1])

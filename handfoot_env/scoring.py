@@ -66,11 +66,14 @@ def melded_points(game: Any, team: int) -> int:
 
 
 def table_score(game: Any, team: int) -> int:
-    """The public part of ``team``'s round score so far: melded card values, book bonuses, red threes laid."""
+    """The public part of ``team``'s round score so far: melded card values, book bonuses, red threes laid.
+    ``game`` is a :class:`~handfoot_env.engine.Game` or a seat's :class:`~handfoot_env.view.SeatView`
+    (what is on the table is public, so every seat computes the same)."""
     r = game.rules
     c = game.book_counts[team]
+    red = game.red_threes[team] if hasattr(game, "red_threes") else game.red3[team]
     return (melded_points(game, team) + c[CLEAN] * r.clean_book + c[DIRTY] * r.dirty_book + c[WILD] * r.wild_book
-            + game.red3[team] * r.red_three_bonus)
+            + red * r.red_three_bonus)
 
 
 def team_round_score(game: Any, team: int) -> Dict[str, int]:

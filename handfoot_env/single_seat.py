@@ -57,15 +57,16 @@ Gymnasium toolchain trains on it as on any single-agent env::
   masks they return (``get_action_masks``) always belong to a state to act in; Gymnasium's vector
   envs return the terminal observation and reset on the next ``step``, whose action they ignore.
 
-Agent specs are a notion of the ``agents`` package, one layer up: this module never imports it.
-It names the function that builds an agent from a spec, :data:`AGENT_FACTORY`, and loads it the
-way Gymnasium loads an env's ``entry_point``, on the first spec it has to build; an agent class or
-object needs no factory at all, and ``agent_factory=`` can pass another one.
+Agent specs are a notion of the ``agents`` package, one layer up: this package never imports it,
+not even by name.  The function that builds an agent from a spec is found as a plug-in, in the
+entry-point group :data:`AGENT_FACTORY` that the installed distribution declares (``handfoot``'s
+pyproject.toml names ``agents.registry:make_agent`` there), on the first spec the env has to build;
+an agent class or object needs no factory at all, and ``agent_factory=`` can pass another one.
 """
 from __future__ import annotations
 
 import copy
-import importlib
+from importlib import metadata
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
@@ -77,13 +78,13 @@ from .compiled import make_game, resolve_core
 from .config import MAX_SEED, RuleConfig, RulesLike, check_seed
 from .engine import GAME_OVER, Game, IllegalActionError
 from .episode import EpisodeRules
-from .observation import encode_observation, mask_of, observation_names, observation_size
+from .observation import observation_names, observation_size
 from .render import render_text
 from .render_image import render_game
-from .turns import agent_action, play_to_seat
+from .turns import agent_action, observe_into, play_to_seat
 
-#: the function ``(spec, seed) -> agent`` that builds an agent from a spec string, as ``module:attribute``
-AGENT_FACTORY = "agents.registry:make_agent"
+#: the entry-point group of the function ``(spec, seed) -> agent`` that builds an agent from a spec string
+AGENT_FACTORY = "handfoot.agent_factory"
 #: what ``step`` does with an action id the rules do not allow now (the first is the default)
 ILLEGAL_ACTIONS = ("terminate", "raise")
 #: the learner's reward for an illegal action under ``illegal_action="terminate"`` (``handfoot_v0.env()``'s)
@@ -92,10 +93,14 @@ ILLEGAL_REWARD = -1.0
 AgentLike = Union[str, type, Any]
 
 
-def load_factory(name: str = AGENT_FACTORY) -> Callable[[str, int], Any]:
-    """The callable named ``module:attribute`` (imported now)."""
-    module, _, attr = name.partition(":")
-    return getattr(importlib.import_module(module), attr)
+def load_factory(group: str = AGENT_FACTORY) -> Callable[[str, int], Any]:
+    """The agent factory declared in the entry-point group ``group`` (imported now): the one named
+    ``handfoot`` if several are installed, else the first by name; a ``ValueError`` if none is."""
+    found = sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name != "handfoot", ep.name))
+    if not found:
+        raise ValueError(f"no agent factory is installed (entry-point group {group!r}): install handfoot "
+                         f"(pip install -e .) or pass agent_factory=")
+    return found[0].load()
 
 
 def action_id(action: Any) -> int:
@@ -201,7 +206,6 @@ class SingleSeatEnv(gym.Env):
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.core = resolve_core(core)
-        self._compiled = self.core == "compiled"
         self.game = make_game(self.core, rules, **rule_overrides)
         self.rules = self.game.rules
         n = self.rules.players
@@ -272,21 +276,15 @@ class SingleSeatEnv(gym.Env):
 
     def _view(self) -> Game:
         """The reference ``Game`` in the current state (the game itself on the reference core)."""
-        return self.game.reference() if self._compiled else self.game
+        return self.game.reference()
 
     def _observe(self) -> Tuple[np.ndarray, Dict[str, Any]]:
         g, seat = self.game, self.seat
-        if self._compiled:
-            obs = np.empty(self._obs_n, dtype=np.float32)
-            mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-            g.observe(seat, obs, mask)
-            if self._done:
-                mask[:] = 0
-        elif not self._done:                # (the learner is to act whenever the episode goes on)
-            legal = g.legal_actions()
-            obs, mask = encode_observation(g, seat, legal), mask_of(legal)
-        else:
-            obs, mask = encode_observation(g, seat), np.zeros(NUM_ACTIONS, dtype=np.int8)
+        obs = np.empty(self._obs_n, dtype=np.float32)
+        mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+        observe_into(g, seat, obs, mask)
+        if self._done:                      # (the learner is to act whenever the episode goes on)
+            mask[:] = 0
         self._mask = mask
         return obs, {"action_mask": mask.copy(), "seat": seat}
 

@@ -16,10 +16,50 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .actions import NUM_ACTIONS
-from .engine import Game
+from .engine import GAME_OVER, Game
 from .episode import EpisodeRules
-from .observation import encode_observation, mask_of, observation_size
+from .observation import encode_observation, encode_state, observation_size
 from .view import SeatView, seat_view
+
+
+class ReferenceGame(Game):
+    """The reference engine's :class:`~handfoot_env.engine.Game` with the reading methods of a
+    :class:`~handfoot_env.compiled.game.CompiledGame`, so that a runner holding a game from
+    :func:`handfoot_env.compiled.make_game` drives either core through the same calls: the observation
+    and mask into the caller's buffers (:meth:`observe`, :meth:`observe_legal`), a seat's view, the
+    centralised state, and an action that reports the books of the round it ends."""
+
+    def observe(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
+        """Observation and mask of ``seat`` into ``obs`` (float32) and ``mask`` (int8); the legal count."""
+        return len(self.observe_legal(seat, obs, mask))
+
+    def observe_legal(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> List[int]:
+        """:meth:`observe`, returning the legal list of ``seat`` (empty unless it is to act)."""
+        legal = self.legal_actions() if self.current == seat and self.phase != GAME_OVER else []
+        obs[:] = encode_observation(self, seat, legal)
+        mask[:] = 0
+        mask[legal] = 1
+        return legal
+
+    def seat_view(self, seat: int, legal: Optional[Sequence[int]] = None) -> SeatView:
+        return seat_view(self, seat, legal)
+
+    def encode_state(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """:func:`handfoot_env.observation.encode_state` of this game (into ``out`` when given)."""
+        s = encode_state(self)
+        if out is None:
+            return s
+        out[:] = s
+        return out
+
+    def apply_legal_books(self, a: int) -> Optional[List[List[int]]]:
+        """:meth:`apply_legal`; when ``a`` ends a round, each team's book counts (clean, dirty, wild) of
+        that round, else None."""
+        books, finished = self.book_counts, len(self.round_scores)
+        self.apply_legal(a)
+        if len(self.round_scores) == finished:
+            return None
+        return [list(c) for c in books]
 
 
 def view_of(game: Any, seat: int, legal: Optional[Sequence[int]] = None) -> SeatView:
@@ -30,15 +70,26 @@ def view_of(game: Any, seat: int, legal: Optional[Sequence[int]] = None) -> Seat
     return game.seat_view(seat, legal)
 
 
-def observation_of(game: Any, seat: int, legal: Optional[Sequence[int]] = None) -> dict:
-    """The env's observation dict ``{"observation", "action_mask"}`` of ``seat`` on either core."""
+def observe_into(game: Any, seat: int, obs: np.ndarray, mask: np.ndarray,
+                 legal: Optional[Sequence[int]] = None) -> int:
+    """``seat``'s observation into ``obs`` (float32) and its legal-action mask into ``mask`` (int8, all
+    zeros unless ``seat`` is to act) on either core; the number of legal actions (``legal``: the player
+    to act's legal list when the caller has it)."""
     if isinstance(game, Game):
         if legal is None:
-            legal = game.legal_actions() if game.current == seat and game.phase != 3 else []
-        return {"observation": encode_observation(game, seat, legal), "action_mask": mask_of(legal)}
+            legal = game.legal_actions() if game.current == seat and game.phase != GAME_OVER else []
+        obs[:] = encode_observation(game, seat, legal)
+        mask[:] = 0
+        mask[legal] = 1
+        return len(legal)
+    return game.observe(seat, obs, mask)
+
+
+def observation_of(game: Any, seat: int, legal: Optional[Sequence[int]] = None) -> dict:
+    """The env's observation dict ``{"observation", "action_mask"}`` of ``seat`` on either core."""
     obs = np.zeros(observation_size(game.n, game.num_teams), np.float32)
     mask = np.zeros(NUM_ACTIONS, np.int8)
-    game.observe(seat, obs, mask)
+    observe_into(game, seat, obs, mask, legal)
     return {"observation": obs, "action_mask": mask}
 
 
@@ -84,4 +135,5 @@ def play_to_seat(game: Any, seat: int, move: Callable[[int, List[int]], int], ru
             game.step(a)
 
 
-__all__ = ["agent_action", "play_agent_move", "play_to_seat", "view_of", "observation_of"]
+__all__ = ["ReferenceGame", "agent_action", "play_agent_move", "play_to_seat", "view_of", "observation_of",
+           "observe_into"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,8 +62,13 @@ def _resolve(name: str, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+#: a string naming an object to import, ``"package.module:attribute"`` (registries, entry points,
+#: factories): an import like any other, made when the string is used
+STRING_IMPORT = re.compile(r"^([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)$")
+
+
 def _imports(name: str):
-    """Project modules that ``name`` imports, anywhere in the file."""
+    """Project modules that ``name`` imports, anywhere in the file, ``"module:attr"`` strings included."""
     found = set()
     for node in ast.walk(ast.parse(MODULES[name].read_text())):
         targets = []
@@ -71,6 +77,10 @@ def _imports(name: str):
         elif isinstance(node, ast.ImportFrom):
             mod = _resolve(name, node)
             targets = [mod] + [f"{mod}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            m = STRING_IMPORT.match(node.value)
+            if m and m.group(1) in MODULES:
+                targets = [m.group(1)]
         for t in targets:
             while t and t not in MODULES:
                 t = t.rpartition(".")[0]
@@ -95,6 +105,20 @@ def test_the_graph_sees_the_project():
     assert len(MODULES) > 40
     assert "experiments.training.learner" in GRAPH["experiments.training.trainer"]
     assert "handfoot_env.engine" in GRAPH["handfoot_env.episode"]
+    # a registry's "module:attr" string is an arrow to that module
+    assert "experiments.training.batched_ppo" in set().union(*GRAPH.values())
+
+
+#: the compiled core's one interface is its package (``load()``: ``CoreBatch``, ``CompiledGame``;
+#: ``resolve_core``, ``make_game``, ...); its modules are its own.  The profilers time kernels one by one.
+COMPILED_INSIDE = ("experiments.bench.profile_core",)
+
+
+def test_the_compiled_core_is_reached_through_its_package_only():
+    inner = [(m, t) for m, ts in GRAPH.items() for t in ts
+             if t.startswith("handfoot_env.compiled.") and not m.startswith("handfoot_env.compiled")
+             and m not in COMPILED_INSIDE]
+    assert inner == []
 
 
 def test_no_import_circles():

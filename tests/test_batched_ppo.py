@@ -24,7 +24,8 @@ from tests.test_train import _aec_segments, tiny_config as train_tiny_config
 from experiments.training.cli import train_main
 from experiments.training.batched_ppo import ActorCritic, actor_weights, gae
 from experiments.training.learner import RunContext
-from experiments.training.sampler import Sampler, sample_masked
+from agents.policy import sample_masked
+from experiments.training.sampler import Sampler
 from handfoot_env.observation import action_mask, encode_observation
 from handfoot_env.view import seat_view
 

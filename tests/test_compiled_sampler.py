@@ -10,7 +10,8 @@ import torch as th
 from experiments.config import ConfigError
 from experiments.training.batched_ppo import ActorCritic, actor_weights
 from experiments.training.compiled_sampler import CompiledSampler
-from experiments.training.sampler import Sampler, make_sampler
+from experiments.training.sampler import Sampler
+from experiments.training.sampler_group import make_sampler
 
 pytest.importorskip("numba")
 

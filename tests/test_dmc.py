@@ -14,7 +14,8 @@ import pytest
 import torch as th
 
 from agents.policy import QPolicy, check_actor, load_actor, load_policy_agent, make_policy, save_actor
-from experiments.training.sampler import QActor, Sampler
+from agents.policy import TorchQPolicy as QActor
+from experiments.training.sampler import Sampler
 from experiments.training.sampler_group import merge_rollouts
 from experiments.training.cli import train_main
 from experiments.training.dmc import DMCLearner, EpisodeReturns, QNetwork, q_weights

@@ -121,7 +121,7 @@ def test_training_env_plays_a_plugin_opponent(example_on_path):
         obs, _, done, trunc, _ = env.step(legal[0])
         if done or trunc:
             break
-    opponents = [a for k, a in env._agents.items() if k.startswith(SPEC)]
+    opponents = [a for kind, a in env.players if kind == "agent"]
     assert opponents and all(type(a).__name__ == "NaturalAgent" for a in opponents)
 
 

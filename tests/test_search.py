@@ -58,7 +58,7 @@ def test_params_are_the_agents_defaults():
 
 
 def test_standing_is_the_reference_round_score_without_going_out():
-    from agents.search import standing
+    from handfoot_env.compiled.batch import standing
     from handfoot_env.compiled.batch import CoreBatch, state_row
     rng = random.Random(0)
     for preset in ("pagat", "six_player"):
@@ -425,7 +425,7 @@ def test_a_world_with_no_legal_action_stops_its_rollouts_and_is_scored_as_it_sta
     meld it cannot complete once its partner, the searching seat, has answered) ends its rollouts where
     it stands instead of failing the search."""
     import handfoot_env.belief as belief
-    from agents.search import standing
+    from handfoot_env.compiled.batch import standing
     from handfoot_env.compiled.batch import CoreBatch, state_row
     from tests.helpers import answer_with_a_meld_owed
     g = answer_with_a_meld_owed()

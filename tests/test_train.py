@@ -245,7 +245,7 @@ def test_tiny_train_then_experiment_end_to_end(tmp_path, capsys):
            "`evaluation.deals=2`, `seed=1`." in again
     assert "(experiment_eval/final/winrate.png)" in again and (moved / "experiment_eval/final/winrate.png").exists()
     assert experiment_main(["--report", str(tmp_path / "runs")]) == 2
-    assert "is not a finished experiment's run folder (no experiment.yaml)" in capsys.readouterr().err
+    assert "is not an experiment's run folder (no experiment.yaml)" in capsys.readouterr().err
 
 
 def test_same_seed_gives_identical_first_update_and_metrics(tmp_path):

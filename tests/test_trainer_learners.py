@@ -16,7 +16,7 @@ import pytest
 from agents.registry import make_agent
 from experiments.config import ConfigError, config_from_dict
 from experiments.training.cli import train_main
-from experiments.training.config import TrainConfig
+from experiments.training.config import BUILTIN_BACKENDS, TrainConfig
 from experiments.training.learner import (
     Learner,
     RolloutLearner,
@@ -107,7 +107,7 @@ def test_the_builtin_learners_follow_the_protocol():
         assert isinstance(cls(cfg), RolloutLearner)
     assert isinstance(SB3Learner(cfg), SamplingLearner)
     assert isinstance(PreferenceLearner(cfg), Learner) and isinstance(PreferenceLearner(cfg), RolloutLearner)
-    assert {"sb3", "rllib", "batched", "dmc"} <= set(backend_names())
+    assert {"sb3", "rllib", "batched", "dmc"} == set(BUILTIN_BACKENDS) <= set(backend_names())
 
 
 def test_a_learner_defined_here_trains_checkpoints_resumes_and_is_evaluated(tmp_path, preferences):
@@ -155,7 +155,7 @@ def test_a_batched_or_dmc_run_loads_neither_sb3_nor_ray(tmp_path, backend):
     code = f"""
 import sys
 from experiments.config import config_from_dict
-from experiments.training.config import TrainConfig
+from experiments.training.config import BUILTIN_BACKENDS, TrainConfig
 from experiments.training.trainer import train
 cfg = config_from_dict(TrainConfig, {{"backend": "{backend}", "total_timesteps": 64, "n_envs": 1,
     "batched": {{"games": 2, "samplers": 0, "pipeline": False}}, "dmc": {{"rollout": 64, "batch_size": 32}},

@@ -57,7 +57,7 @@ from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, ELO_ANCHOR
 from experiments.evaluation.summary import evaluate_spec
 from experiments.runs import fresh_path, resolve_resume, write_json
 from experiments.training.config import TrainConfig, check_spec
-from experiments.training.learner import backend
+from experiments.training.backends import backend
 from experiments.training.sampler_group import SamplersLost
 from experiments.training.trainer import TrainingInterrupted, train
 from experiments.config import CommandParser

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, Optional
 from experiments.recipes import RECIPES_DIR, find_config
-from experiments.training.learner import backend_names
+from experiments.training.backends import backend_names
 from handfoot_env.config import load_rules
 from handfoot_env.safe_yaml import read_yaml
 

@@ -76,12 +76,11 @@ from experiments.processes import pool_runner
 from handfoot_env.actions import ACTION_NAMES, PICKUP
 from experiments.config import unknown_field_message
 from handfoot_env.config import RuleConfig, RuleConfigError, load_rules, read_yaml
-from handfoot_env.engine import Game, max_actions_per_game
+from handfoot_env.engine import max_actions_per_game
 from handfoot_env.actions import NUM_ACTIONS
-from handfoot_env.observation import encode_observation, mask_of, observation_size
-from handfoot_env.view import seat_view
+from handfoot_env.observation import observation_size
 from handfoot_env.config import check_seed
-from handfoot_env.compiled import available, resolve_core
+from handfoot_env.compiled import available, make_game, resolve_core
 from experiments.evaluation.stats import anchor_ratings
 
 
@@ -251,18 +250,13 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
               record: bool = False, core: str = "reference") -> Dict[str, Any]:
     """Play one game with ``seat_specs[p]`` in seat ``p``; a summary dict (and the record).
 
-    ``core``: ``"reference"`` plays on :class:`~handfoot_env.engine.Game`; ``"compiled"`` on
-    :class:`~handfoot_env.compiled.game.CompiledGame`, whose observation, mask and legal list come
-    from one compiled call and whose seat views are read from its row: the same game, action for
-    action (tests/test_evaluate.py compares whole evaluations and their records on both)."""
-    compiled = core == "compiled"
-    if compiled:
-        from handfoot_env.compiled import load
-        g = load().CompiledGame(rules)
-        obs_buf = numpy.zeros(observation_size(rules.players, rules.teams), dtype=numpy.float32)
-        mask_buf = numpy.zeros(NUM_ACTIONS, dtype=numpy.int8)
-    else:
-        g = Game(rules)
+    ``core``: the game of :func:`handfoot_env.compiled.make_game`, one interface on both cores
+    (``"compiled"``: observation, mask and legal list from one compiled call, seat views read from the
+    row): the same game, action for action (tests/test_evaluate.py compares whole evaluations and
+    their records on both)."""
+    g = make_game(core, rules)
+    obs_buf = numpy.zeros(observation_size(rules.players, rules.teams), dtype=numpy.float32)
+    mask_buf = numpy.zeros(NUM_ACTIONS, dtype=numpy.int8)
     g.reset(seed=seed)
     agents = [_agent_for(spec, p) for p, spec in enumerate(seat_specs)]
     for p, a in enumerate(agents):
@@ -272,7 +266,6 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
     actions = [0] * n
     pickups = [0] * n
     books: List[List[int]] = [[0, 0, 0] for _ in range(g.num_teams)]
-    bc_ref = None if compiled else g.book_counts
     log: List[Tuple[int, int]] = []
     steps = 0
     needs_obs = [getattr(a, "needs_observation", False) for a in agents]
@@ -283,20 +276,13 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
         p = g.current
         ag = agents[p]
         obs = view = None
-        if compiled:
-            if needs_obs[p]:
-                legal = g.observe_legal(p, obs_buf, mask_buf)
-                obs = {"observation": obs_buf.copy(), "action_mask": mask_buf.copy()}
-            else:
-                legal = g.legal_actions()
-            if needs_view[p]:
-                view = g.seat_view(p, legal)
+        if needs_obs[p]:
+            legal = g.observe_legal(p, obs_buf, mask_buf)
+            obs = {"observation": obs_buf.copy(), "action_mask": mask_buf.copy()}
         else:
             legal = g.legal_actions()
-            if needs_view[p]:
-                view = seat_view(g, p, legal)
-            if needs_obs[p]:
-                obs = {"observation": encode_observation(g, p, legal), "action_mask": mask_of(legal)}
+        if needs_view[p]:
+            view = g.seat_view(p, legal)
         a = ag.act(obs, view)
         if a not in legal:
             raise RuntimeError(f"agent {seat_specs[p]!r} in seat {p} chose illegal action {a!r} "
@@ -308,18 +294,9 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
         if record:
             log.append((p, a))
         steps += 1
-        if compiled:
-            ended = g.apply_legal_books(a)       # a finished round's books, before the next deal
-            if ended is not None:
-                _add_books(books, ended)
-            continue
-        g.step(a)
-        if g.book_counts is not bc_ref:
-            # a new round was dealt: bc_ref holds the finished round's books
-            _add_books(books, bc_ref)
-            bc_ref = g.book_counts
-    if not compiled:
-        _add_books(books, bc_ref)
+        ended = g.apply_legal_books(a)           # a finished round's books, before the next deal
+        if ended is not None:
+            _add_books(books, ended)
     return _game_summary(g, seat_specs, seed, books, actions, pickups, log if record else None)
 
 

@@ -16,7 +16,7 @@ from experiments.evaluation.report import fmt_adp, fmt_ci_pct
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
-from experiments.training.learner import backend
+from experiments.training.backends import backend
 from experiments.training.trainer import train
 from experiments.config import CommandParser
 from experiments.config import command

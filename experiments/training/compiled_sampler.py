@@ -1,7 +1,7 @@
 """The batched samplers on the compiled core (``batched: {core: compiled}``): :class:`CompiledSampler`,
 the :class:`~experiments.training.sampler.Sampler` whose games are rows of one
 :class:`~handfoot_env.compiled.batch.CoreBatch` (docs/compiled_core.md).  ``make_sampler`` in
-:mod:`experiments.training.sampler` chooses between the two.
+:mod:`experiments.training.sampler_group` chooses between the two.
 """
 from __future__ import annotations
 
@@ -12,9 +12,6 @@ import numpy as np
 from experiments.training.sampler import Sampler
 from experiments.training.selfplay import shaping_potential
 from handfoot_env.actions import NUM_ACTIONS
-from handfoot_env.compiled import layout
-
-L_CURRENT = layout.CURRENT
 
 
 class CompiledSampler(Sampler):
@@ -34,19 +31,12 @@ class CompiledSampler(Sampler):
         from handfoot_env.compiled import load
         compiled = load()
         b = self.batch = compiled.CoreBatch(rules, n)
-        self._one = np.zeros(1, np.int64)
-        self._rows = [(b.S[i:i + 1], b.obs[i:i + 1], b.mask[i:i + 1], b.counts[i:i + 1], b.legal_ids[i:i + 1])
-                      for i in range(n)]
         self._mask1 = np.zeros(NUM_ACTIONS, np.int8)
         return [compiled.CompiledGame(batch=b, index=i) for i in range(n)]
 
     def _step_one(self, i: int, a: int) -> None:
         """Apply ``a`` in game ``i`` (-1: none) and write its player to act's observation and mask."""
-        from handfoot_env.compiled.encode import step_batch
-        S, obs, mask, counts, legal_ids = self._rows[i]
-        b = self.batch
-        self._one[0] = a
-        if step_batch(S, b.R, self._one, obs, mask, counts, legal_ids, b._legal, b.ro, b.wo):
+        if not self.batch.step_one(i, a):
             raise RuntimeError(f"compiled sampler: action {a} is not legal in game {i}")
 
     def _new_game(self, i: int) -> None:
@@ -66,7 +56,7 @@ class CompiledSampler(Sampler):
         self._step_one(i, a)
 
     def _currents(self) -> List[int]:
-        return self.batch.S[:, L_CURRENT].tolist()
+        return self.batch.currents().tolist()
 
     def _observe(self, rows: Sequence[int], obs: np.ndarray, mask: np.ndarray) -> None:
         idx = np.asarray(rows, np.int64)

@@ -17,6 +17,9 @@ from experiments.training.learner import backend, backend_names
 #: opponent kinds of the mixture besides agent specs: the current learner, and its frozen snapshots
 SELF = "self"
 SNAPSHOTS = "self_snapshots"
+#: the project's own training backends, in the order their names are listed (experiments.training.backends
+#: registers them; a plug-in learner adds its name to the registry)
+BUILTIN_BACKENDS = ("sb3", "rllib", "batched", "dmc")
 
 
 @dataclass
@@ -263,9 +266,15 @@ class TrainConfig:
     """backend: batched and dmc only: games (played at once), samplers (processes), pipeline."""
 
     def validate(self) -> "TrainConfig":
-        _check_choice("backend", self.backend, backend_names())
+        _check_choice("backend", self.backend, BUILTIN_BACKENDS + tuple(n for n in backend_names()
+                                                                         if n not in BUILTIN_BACKENDS))
         validate_batched(self)
-        backend(self.backend).check(self)
+        if self.backend == "rllib":
+            validate_rllib(self)
+        elif self.backend == "dmc":
+            validate_dmc(self)
+        elif self.backend not in BUILTIN_BACKENDS:
+            backend(self.backend).check(self)           # a plug-in learner's own checks
         _check_choice("vec_env", self.vec_env, ("subproc", "dummy"))
         _check_choice("reward", self.reward, ("round_score_diff", "game_win"))
         _check_choice("network.activation", self.network.activation, ("tanh", "relu"))

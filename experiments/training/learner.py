@@ -15,7 +15,9 @@ class to inherit), in one of two families:
 
 Backends are found by name in one registry: :func:`register_backend` adds one (a ``module:Class``
 path, imported only when a run uses it, so a ``batched`` run imports neither SB3 nor Ray), and
-``backend: NAME`` in a training config picks it.  The recipe for a new learner is in
+``backend: NAME`` in a training config picks it.  The project's own four are registered by
+:mod:`experiments.training.backends` (above the learners it names, so that no learner's import of
+this module makes a circle); look backends up there.  The recipe for a new learner is in
 docs/architecture.md; tests/test_learner_plugin.py registers a minimal one.
 """
 from __future__ import annotations
@@ -188,16 +190,6 @@ def backend(name: str) -> Backend:
 
 def backend_names() -> Tuple[str, ...]:
     return tuple(_REGISTRY)
-
-
-register_backend("sb3", "experiments.training.sb3:SB3Learner", "sampling",
-                 description="MaskablePPO (sb3-contrib) on SubprocVecEnv workers")
-register_backend("rllib", "experiments.training.rllib:RLlibLearner", "sampling",
-                 "experiments.training.config:validate_rllib", description="RLlib PPO on Ray")
-register_backend("batched", "experiments.training.batched_ppo:BatchedPPO", "rollout",
-                 description="PPO on the batched games")
-register_backend("dmc", "experiments.training.dmc:DMCLearner", "rollout",
-                 "experiments.training.config:validate_dmc", description="Deep Monte-Carlo on the batched games")
 
 
 __all__ = ["RunContext", "Iteration", "Learner", "RolloutLearner", "SamplingLearner", "Backend", "register_backend",

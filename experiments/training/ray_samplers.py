@@ -39,7 +39,7 @@ class SamplerActor:
     def __init__(self, kwargs: Dict[str, Any], index: int):
         import torch as th
 
-        from experiments.training.sampler import make_sampler
+        from experiments.training.sampler_group import make_sampler
         th.set_num_threads(1)               # the sampler's matrices are small: one thread, no spinning
         self.index = index
         self.sampler = make_sampler(**kwargs)

@@ -46,7 +46,6 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.base import agent_action
-from agents.registry import make_agent
 from agents.rllib_policy import LEARNER
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.config import load_rules
@@ -54,6 +53,7 @@ from handfoot_env.engine import GAME_OVER
 from handfoot_env.env import raw_env
 from handfoot_env.observation import observation_size
 from experiments.training.config import SELF, SNAPSHOTS
+from experiments.training.selfplay import LEARN, SELF_NET, SNAP, OpponentPool, SeatAgents, plan_seats
 
 SNAPSHOT = "snapshot_"
 
@@ -102,9 +102,7 @@ class HandFootMultiAgentEnv(MultiAgentEnv):
             raise ValueError("opponents: the mixture needs at least one kind with a positive weight")
         if SNAPSHOTS in mix and self.pool_size < 1:
             raise ValueError("opponents: 'self_snapshots' needs pool_size >= 1")
-        self.kinds = list(mix)
-        w = np.asarray([mix[k] for k in self.kinds], dtype=np.float64)
-        self.probs = w / w.sum()
+        self.pool = OpponentPool(mix)
         n = self.rules.players
         self.names = list(self.env.possible_agents)          # player_0 ...
         self.possible_agents = list(self.names) + [f"{p}@{m}" for p in self.names
@@ -117,7 +115,7 @@ class HandFootMultiAgentEnv(MultiAgentEnv):
         vidx = int(getattr(config, "vector_index", 0) or 0)
         self._seed_seq = (base, widx, vidx)
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([base, widx, vidx])))
-        self._heuristics: Dict[Tuple[str, int], Any] = {}
+        self.seat_agents = SeatAgents()        # one agent per spec and seat, reseeded every game
         self.seat_ids: List[Optional[str]] = [None] * n     # agent id per seat (None: played inside)
         self.seat_agent: List[Any] = [None] * n
         self.learner_team = 0
@@ -129,29 +127,19 @@ class HandFootMultiAgentEnv(MultiAgentEnv):
         self.agents = []
 
     # ------------------------------------------------------------ helpers
-    def _heuristic(self, spec: str, seat: int):
-        key = (spec, seat)
-        a = self._heuristics.get(key)
-        if a is None:
-            a = make_agent(spec, int(self.rng.integers(2 ** 31)))
-            self._heuristics[key] = a
-        a.reset(seat, self.rules, int(self.rng.integers(2 ** 31)))
-        return a
-
     def _setup_seats(self, opponent: str, learner_team: int) -> None:
         g = self.game
-        snap = None
-        if opponent == SNAPSHOTS:
-            snap = f"{SNAPSHOT}{int(self.rng.integers(self.pool_size))}"
-        for p in range(g.n):
+        plan = plan_seats(opponent, g.team_of, learner_team, self.pool_size, "uniform", self.rng)
+        snap = f"{SNAPSHOT}{plan.snapshot}" if plan.snapshot is not None else None
+        for p, r in enumerate(plan.roles):
             self.seat_agent[p] = None
-            if g.team_of[p] == learner_team or opponent == SELF:
+            if r in (LEARN, SELF_NET):
                 self.seat_ids[p] = self.names[p]
-            elif snap is not None:
+            elif r == SNAP:
                 self.seat_ids[p] = f"{self.names[p]}@{snap}"
             else:
                 self.seat_ids[p] = None
-                self.seat_agent[p] = self._heuristic(opponent, p)
+                self.seat_agent[p] = self.seat_agents.seat((opponent, p), opponent, p, self.rules, self.rng)
         self.opponent = snap or opponent
         self.opponent_kind = opponent
         self.agents = [a for a in self.seat_ids if a is not None]
@@ -213,7 +201,7 @@ class HandFootMultiAgentEnv(MultiAgentEnv):
         if seed is not None:
             self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), *self._seed_seq])))
         options = dict(options or {})
-        opponent = str(options.get("opponent", self.kinds[int(self.rng.choice(len(self.kinds), p=self.probs))]))
+        opponent = str(options.get("opponent", self.pool.sample(self.rng)))
         team = int(options.get("learner_team", self.rng.integers(self.rules.teams)))
         game_seed = int(options.get("game_seed", self.rng.integers(2 ** 31)))
         while True:

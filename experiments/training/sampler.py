@@ -10,13 +10,20 @@ import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-import torch as th
 
-from agents.policy import NON_FINITE_Q, NumpyPolicy, QPolicy, is_q
+from agents.policy import make_torch_policy
 from agents.base import agent_action
-from agents.registry import make_agent
-from experiments.training.config import SELF, SNAPSHOTS
-from experiments.training.selfplay import OpponentPool, random_opponent, shaping_potential
+from experiments.training.selfplay import (
+    AGENT,
+    LEARN,
+    SELF_NET,
+    SNAP,
+    OpponentPool,
+    SeatAgents,
+    plan_seats,
+    random_opponent,
+    shaping_potential,
+)
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.episode import EpisodeRules, episode_winner, round_reward, win_reward
@@ -27,96 +34,6 @@ from handfoot_env.observation import (
     state_size,
 )
 
-
-LEARN, SELF_NET, SNAP, AGENT = 0, 1, 2, 3      # how a seat is played
-
-def sample_masked(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
-    """One action per row from the softmax over the legal logits, and its log-probability."""
-    z = np.where(mask, logits, -np.inf)
-    zmax = z.max(axis=1, keepdims=True)
-    c = np.cumsum(np.exp((z - zmax).astype(np.float64)), axis=1)
-    total = c[:, -1]
-    u = rng.random(len(z)) * total
-    a = (c <= u[:, None]).sum(axis=1)            # the first index whose cumulative sum passes u
-    over = a >= NUM_ACTIONS                      # u rounded onto the total: the last legal action
-    if over.any():
-        a[over] = [int(np.flatnonzero(m)[-1]) for m in mask[over]]
-    rows = np.arange(len(z))
-    logp = (z[rows, a] - zmax[:, 0]) - np.log(total)
-    return a, logp.astype(np.float32)
-
-
-class Actor:
-    """:class:`NumpyPolicy`'s folded actor layers run by torch (one thread in a sampler process):
-    multi-threaded BLAS behind NumPy's ``@`` is slow on a busy machine, torch's single-thread
-    kernels are not."""
-
-    def __init__(self, weights: Dict[str, Any]):
-        pol = NumpyPolicy(weights)
-        self.visible = pol.visible
-        self.act = th.relu if pol.relu else th.tanh
-        self.layers = [(th.from_numpy(np.ascontiguousarray(w)), th.from_numpy(b)) for w, b in pol.layers]
-
-    def logits(self, obs: np.ndarray) -> np.ndarray:
-        with th.no_grad():
-            x = th.from_numpy(np.ascontiguousarray(obs[:, :self.visible]))
-            last = len(self.layers) - 1
-            for i, (w, b) in enumerate(self.layers):
-                x = th.addmm(b, x, w)
-                if i < last:
-                    x = self.act(x)
-            return x.numpy()
-
-    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
-        """One action per row, drawn from the masked softmax of the logits, and its log-probability."""
-        return sample_masked(self.logits(obs), mask, rng)
-
-
-class QActor:
-    """:class:`QPolicy` run by torch, for many states at once: epsilon-greedy on Q(s, a) over each
-    row's legal actions (``epsilon`` 0: greedy).  The first layer's state share is one matrix
-    product for all rows; each (row, legal action) pair then costs one row of the later layers."""
-
-    def __init__(self, weights: Dict[str, Any], epsilon: float = 0.0):
-        pol = QPolicy(weights)
-        self.visible = pol.visible
-        self.epsilon = float(epsilon)
-        self.act = th.relu if pol.relu else th.tanh
-        self.w_state, self.b0 = th.from_numpy(pol.w_state), th.from_numpy(pol.b0)
-        self.action_part = th.from_numpy(pol.action_part)
-        self.rest = [(th.from_numpy(w), th.from_numpy(b)) for w, b in pol.rest]
-
-    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
-        """One action per row and a log-probability of 0 (not used by the action-value learner)."""
-        m = len(mask)
-        rows, acts = np.nonzero(mask)                            # row-major: each row's pairs together
-        with th.no_grad():
-            h = th.addmm(self.b0, th.from_numpy(np.ascontiguousarray(obs[:, :self.visible])), self.w_state)
-            x = self.act(h[th.from_numpy(rows)] + self.action_part[th.from_numpy(acts)])
-            last = len(self.rest) - 1
-            for i, (w, b) in enumerate(self.rest):
-                x = th.addmm(b, x, w)
-                if i < last:
-                    x = self.act(x)
-            q = x[:, 0].numpy()
-        if not np.isfinite(q).all():
-            raise ValueError(NON_FINITE_Q)
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        best = np.maximum.reduceat(q, starts)
-        top = np.flatnonzero(q >= best[rows])                  # pairs at their row's maximum
-        first = top[np.r_[True, rows[top[1:]] != rows[top[:-1]]]]   # the lowest such action id per row
-        a = acts[first]
-        # exploration: both draws are made every time, so the random stream does not depend on Q
-        explore = rng.random(m) < self.epsilon
-        counts = np.diff(np.r_[starts, len(rows)])
-        pick = starts + np.minimum((rng.random(m) * counts).astype(np.int64), counts - 1)
-        a = np.where(explore, acts[pick], a)
-        return a.astype(np.int64), np.zeros(m, np.float32)
-
-
-def make_actor(weights: Dict[str, Any], epsilon: float = 0.0) -> Any:
-    """The sampler's player of ``weights``: :class:`QActor` (epsilon-greedy) or :class:`Actor` (sampling)."""
-    return QActor(weights, epsilon) if is_q(weights) else Actor(weights)
 
 
 ROLLOUT_ARRAYS = ("obs", "state", "mask", "act", "logp", "rew", "done", "next", "open", "trace", "round")
@@ -190,9 +107,9 @@ class Sampler:
         self.state_n = state_size(r.players, r.teams) if self.with_state else 0
         self.buf = Rollout(4096, self.obs_n, self.state_n)
         self._acts = np.zeros(len(self.games), np.int64)             # a tick's action in every game
-        self.learner: Any = None                                    # Actor or QActor (make_actor)
+        self.learner: Any = None                                    # TorchPolicy or TorchQPolicy (make_torch_policy)
         self.snapshots: List[Any] = []
-        self._agents: Dict[Tuple[int, int, str], Any] = {}
+        self.agents = SeatAgents()
         n = len(self.games)
         self.role = [[LEARN] * self.n_seats for _ in range(n)]
         self.player: List[List[Any]] = [[None] * self.n_seats for _ in range(n)]   # policy or agent per seat
@@ -215,9 +132,9 @@ class Sampler:
     # ------------------------------------------------------------------ policies
     def set_policies(self, learner: Dict[str, Any], snapshots: Optional[Sequence[Dict[str, Any]]] = None) -> None:
         """The learner's actor weights, and (when given) the snapshot pool, oldest first."""
-        self.learner = make_actor(learner, self.epsilon)
+        self.learner = make_torch_policy(learner, self.epsilon)
         if snapshots is not None:
-            self.snapshots = [make_actor(w) for w in snapshots]
+            self.snapshots = [make_torch_policy(w) for w in snapshots]
 
     # ------------------------------------------------------------------ games
     def _new_game(self, i: int) -> None:
@@ -227,34 +144,23 @@ class Sampler:
         g.reset(seed=int(rng.integers(2 ** 31)))
         team = int(rng.integers(g.num_teams))
         kind = self.pool.sample(rng)
+        plan = plan_seats(kind, g.team_of, team, len(self.snapshots), self.snapshot_sampling, rng)
         self.team[i], self.kind[i] = team, kind
         self.rounds_seen[i] = 0
         self.episode[i] += 1
         role, player = self.role[i], self.player[i]
-        snap = None
-        if kind == SNAPSHOTS and self.snapshots:
-            n_snap = len(self.snapshots)
-            k = n_snap - 1 if self.snapshot_sampling == "latest" else int(rng.integers(n_snap))
-            snap = self.snapshots[k]
         for p in range(self.n_seats):
             self.pending[i][p] = 0.0
             self.last[i][p] = -1
             self.ret[i][p] = 0.0
             self.dec[i][p] = 0
-            if g.team_of[p] == team:
-                role[p], player[p] = LEARN, None
-            elif kind == SELF or (kind == SNAPSHOTS and snap is None):
-                role[p], player[p] = SELF_NET, None        # the current learner until the first snapshot
-            elif kind == SNAPSHOTS:
-                role[p], player[p] = SNAP, snap
+            r = role[p] = plan.roles[p]
+            if r == SNAP:
+                player[p] = self.snapshots[plan.snapshot]
+            elif r == AGENT and kind != "random":         # random seats play from py_rng (random_opponent)
+                player[p] = self.agents.seat((i, p, kind), kind, p, self.rules, rng)
             else:
-                key = (i, p, kind)
-                if key not in self._agents:              # one agent per slot, seat and spec; reseeded every game
-                    self._agents[key] = None if kind == "random" else make_agent(kind, int(rng.integers(2 ** 31)))
-                a = self._agents[key]
-                if a is not None:
-                    a.reset(p, self.rules, int(rng.integers(2 ** 31)))
-                role[p], player[p] = AGENT, a
+                player[p] = None
 
     def _potential(self, g: Game, p: int) -> float:
         return shaping_potential(g, g.team_of[p], *self.shaping)
@@ -480,19 +386,4 @@ class Sampler:
         return m
 
 
-#: the sampler class of each core, by "module:Class" (imported when chosen, as the learner registry does)
-SAMPLERS = {"reference": "experiments.training.sampler:Sampler",
-            "compiled": "experiments.training.compiled_sampler:CompiledSampler"}
-
-
-def make_sampler(core: Optional[str] = None, **kwargs: Any) -> Sampler:
-    """The sampler of ``core`` (:data:`SAMPLERS`: reference, compiled, or None / auto: compiled when
-    Numba is installed) built with ``kwargs``."""
-    import importlib
-
-    from handfoot_env.compiled import resolve_core
-    module, name = SAMPLERS[resolve_core(core)].split(":")
-    return getattr(importlib.import_module(module), name)(**kwargs)
-
-
-__all__ = ["Sampler", "make_sampler", "SAMPLERS", "sample_masked", "Actor", "QActor", "make_actor", "Rollout"]
+__all__ = ["Sampler", "Rollout"]

@@ -37,12 +37,24 @@ import numpy as np
 import torch as th
 
 from experiments.processes import worker_init
-from experiments.training.sampler import make_sampler
+from experiments.training.compiled_sampler import CompiledSampler
+from experiments.training.sampler import Sampler
 
 #: replacements of one sampler, for one rollout, before the group gives up
 MAX_REPLACEMENTS = 3
 #: game numbers of a replacement sampler start at ``generation << EPISODE_SHIFT``
 EPISODE_SHIFT = 32
+
+
+#: the sampler class of each core
+SAMPLERS = {"reference": Sampler, "compiled": CompiledSampler}
+
+
+def make_sampler(core: Optional[str] = None, **kwargs: Any) -> Sampler:
+    """The sampler of ``core`` (:data:`SAMPLERS`: reference, compiled, or None / auto: compiled when
+    Numba is installed) built with ``kwargs``."""
+    from handfoot_env.compiled import resolve_core
+    return SAMPLERS[resolve_core(core)](**kwargs)
 
 
 class SamplerLost(RuntimeError):
@@ -358,5 +370,6 @@ def merge_rollouts(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
     return out
 
 
-__all__ = ["SamplerGroup", "LocalTransport", "ProcessTransport", "SamplerLost", "SamplersLost", "merge_rollouts",
+__all__ = ["SamplerGroup", "make_sampler", "SAMPLERS",
+           "LocalTransport", "ProcessTransport", "SamplerLost", "SamplersLost", "merge_rollouts",
            "MAX_REPLACEMENTS"]

@@ -73,7 +73,6 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from agents.base import agent_action
 from handfoot_env.turns import play_to_seat
 from agents.policy import NumpyPolicy
-from agents.registry import make_agent
 from handfoot_env.actions import NUM_ACTIONS
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.episode import EpisodeRules
@@ -86,8 +85,7 @@ from handfoot_env.observation import (
     state_size,
 )
 from experiments.processes import sigint_ignored, worker_init
-from experiments.training.config import SELF, SNAPSHOTS
-from experiments.training.selfplay import OpponentPool, shaping_potential
+from experiments.training.selfplay import LEARN, SELF_NET, SNAP, OpponentPool, SeatAgents, plan_seats, shaping_potential
 
 
 
@@ -123,7 +121,7 @@ class SeatEnv(gym.Env):
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.learner: Optional[NumpyPolicy] = None
         self.snapshots: List[NumpyPolicy] = []
-        self._agents: Dict[str, Any] = {}
+        self.agents = SeatAgents()
         self.seat = 0
         self.opponent = ""
         self.episode_count = 0
@@ -171,38 +169,25 @@ class SeatEnv(gym.Env):
     def _phi(self) -> float:
         return shaping_potential(self.game, self.game.team_of[self.seat], self.shaping_books, self.shaping_points)
 
-    def _policy_for(self, kind: str) -> NumpyPolicy:
-        if kind == SELF or not self.snapshots:
-            if self.learner is None:
-                raise RuntimeError("SeatEnv: no learner weights set (call set_learner first)")
-            return self.learner
-        if self.snapshot_sampling == "latest":
-            return self.snapshots[-1]
-        return self.snapshots[int(self.rng.integers(len(self.snapshots)))]
-
     def _setup_seats(self) -> None:
         g = self.game
-        n = g.n
-        my_team = g.team_of[self.seat]
-        self.players: List[Tuple[str, Any]] = [("learner", None)] * n
-        opp_policy = None
-        if self.opponent in (SELF, SNAPSHOTS):
-            opp_policy = self._policy_for(self.opponent)
-        for p in range(n):
+        plan = plan_seats(self.opponent, g.team_of, g.team_of[self.seat], len(self.snapshots),
+                          self.snapshot_sampling, self.rng)
+        self.players: List[Tuple[str, Any]] = [("learner", None)] * g.n
+        for p, r in enumerate(plan.roles):
             if p == self.seat:
                 continue
-            if g.team_of[p] == my_team:
-                self.players[p] = ("policy", None)           # partner: the current learner
-            elif opp_policy is not None:
-                self.players[p] = ("policy", opp_policy)
+            if r == LEARN:
+                self.players[p] = ("policy", None)           # partner: the current learner, whenever it acts
+            elif r == SELF_NET:
+                if self.learner is None:
+                    raise RuntimeError("SeatEnv: no learner weights set (call set_learner first)")
+                self.players[p] = ("policy", self.learner)   # the learner of this game's start
+            elif r == SNAP:
+                self.players[p] = ("policy", self.snapshots[plan.snapshot])
             else:
-                # one agent object per seat and spec, built once, reseeded every game
-                key = f"{self.opponent}@{p}"
-                if key not in self._agents:
-                    self._agents[key] = make_agent(self.opponent, int(self.rng.integers(2 ** 31)))
-                a = self._agents[key]
-                a.reset(p, self.rules, int(self.rng.integers(2 ** 31)))
-                self.players[p] = ("agent", a)
+                self.players[p] = ("agent", self.agents.seat(f"{self.opponent}@{p}", self.opponent, p, self.rules,
+                                                             self.rng))
 
     def _other_act(self, p: int, legal: List[int]) -> int:
         g = self.game

@@ -102,7 +102,8 @@ from experiments.runs import (
     write_text,
 )
 from experiments.training.config import TrainConfig, check_agents
-from experiments.training.learner import Iteration, RunContext, backend
+from experiments.training.learner import Iteration, RunContext
+from experiments.training.backends import backend
 from experiments.training.sampler_group import SamplerGroup, SamplersLost
 
 SNAPSHOTS_FILE = "snapshots.npz"

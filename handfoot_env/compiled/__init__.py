@@ -54,11 +54,12 @@ def resolve_core(core) -> str:
 
 def make_game(core, rules, **overrides):
     """A game under ``rules`` on the core ``core`` resolves to (:func:`resolve_core`): a
-    :class:`~handfoot_env.compiled.game.CompiledGame` or a reference :class:`~handfoot_env.engine.Game`."""
+    :class:`~handfoot_env.compiled.game.CompiledGame` or a :class:`~handfoot_env.turns.ReferenceGame`
+    (the reference engine's ``Game`` with the same reading methods): one interface for both."""
     if resolve_core(core) == "compiled":
         return load().CompiledGame(rules, **overrides)
-    from ..engine import Game
-    return Game(rules, **overrides)
+    from ..turns import ReferenceGame
+    return ReferenceGame(rules, **overrides)
 
 
 def cache_dir() -> Path:

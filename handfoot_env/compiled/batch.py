@@ -20,7 +20,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..actions import NUM_ACTIONS
-from ..cards import NUM_KINDS, NUM_RANKS
+from ..cards import NUM_KINDS, NUM_RANKS, RED3
 from ..config import RulesLike, check_seed, load_rules
 from ..engine import Game, shoe_kinds
 from ..observation import observation_size
@@ -60,6 +60,8 @@ class CoreBatch:
         self._legal = np.zeros(NUM_ACTIONS, dtype=np.int64)
         #: a mask written and thrown away by readers that want only an observation
         self._spare_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._one = np.zeros(1, dtype=np.int64)
+        self._one_rows: Optional[list] = None
 
     # ---------------------------------------------------------------- play
     def reset(self, seeds: Sequence[int], games: Optional[Sequence[int]] = None) -> None:
@@ -107,6 +109,30 @@ class CoreBatch:
         done = pick_uniform(rng.random(self.num_games), self.counts, self.legal_ids, acts)
         return acts, done
 
+    def step_one(self, g: int, action: int) -> bool:
+        """:meth:`step` for game ``g`` alone (``action`` -1: only write its observation, mask and legal
+        list); False when the action was not in its mask (the game is left as it was)."""
+        rows = self._one_rows
+        if rows is None:
+            rows = self._one_rows = [(self.S[i:i + 1], self.obs[i:i + 1], self.mask[i:i + 1], self.counts[i:i + 1],
+                                      self.legal_ids[i:i + 1]) for i in range(self.num_games)]
+        S, obs, mask, counts, legal_ids = rows[g]
+        one = self._one
+        one[0] = action
+        return not step_batch(S, self.R, one, obs, mask, counts, legal_ids, self._legal, self.ro, self.wo)
+
+    def load_worlds(self, games: Sequence[Game], copies: int = 1) -> None:
+        """Rows ``0 .. len(games) - 1`` in the states of the reference ``games`` (worlds sampled from a
+        seat's view, say), repeated ``copies`` times in blocks: row ``c * len(games) + w`` is world ``w``.
+        Their observations and legal lists are written by the next :meth:`step`."""
+        n = len(games)
+        if n * copies > self.num_games:
+            raise ValueError(f"{n} worlds x {copies} copies do not fit {self.num_games} games")
+        for w, g in enumerate(games):
+            state_row(g, self.S[w])
+        for c in range(1, copies):
+            self.S[c * n:(c + 1) * n] = self.S[:n]
+
     def observe(self, g: int, seat: int, obs: np.ndarray, mask: np.ndarray) -> int:
         """Any seat's observation and mask of game ``g`` into ``obs`` and ``mask``."""
         return observe_seat(self.S[g], self.R, seat, obs, mask, self._legal, self.ro, self.wo)
@@ -119,6 +145,30 @@ class CoreBatch:
     # ------------------------------------------------------------ reading
     def current(self, g: int) -> int:
         return int(self.S[g, L.CURRENT])
+
+    def currents(self) -> np.ndarray:
+        """The player to act of every game."""
+        return self.S[:, L.CURRENT]
+
+    def rounds_scored(self) -> np.ndarray:
+        """How many rounds every game has scored (its round is this plus one while it runs)."""
+        return self.S[:, L.NRS]
+
+    def in_round(self, scored: int) -> np.ndarray:
+        """Which games are still playing the round after their ``scored`` first: not over, and no more
+        rounds scored."""
+        S = self.S
+        return (S[:, L.OVER] == 0) & (S[:, L.NRS] == scored)
+
+    def round_score(self, index: int) -> np.ndarray:
+        """Every game's scores per team of round ``index`` (from 0; zeros where it is not scored yet):
+        ``(games, teams)``."""
+        at = L.RSC + L.MAXT * index
+        return self.S[:, at:at + self.rules.teams]
+
+    def standing(self) -> np.ndarray:
+        """Every game's round score per team as it stands (:func:`standing`)."""
+        return standing(self.S, self.R, self.rules.teams)
 
     def done(self, g: int) -> bool:
         return bool(self.S[g, L.OVER])
@@ -133,6 +183,28 @@ class CoreBatch:
     def to_game(self, g: int) -> Game:
         """A reference :class:`Game` in the state of game ``g`` (history empty)."""
         return game_from_row(self.rules, self.S[g])
+
+
+def standing(S: np.ndarray, R: np.ndarray, teams: int) -> np.ndarray:
+    """Each row's round score per team as it stands, were the round to end now with no one going out:
+    ``(rows, teams)`` in float64, the items of :func:`handfoot_env.scoring.round_breakdown` (and of the
+    compiled ``end_round``) but ``went_out``: melded values, book and red-three bonuses, less the cards
+    held in hands and feet."""
+    n = int(R[L.R_N])
+    out = np.zeros((S.shape[0], teams), dtype=np.float64)
+    vals = L.VALS.astype(np.float64).copy()
+    vals[RED3] = 0.0
+    for t in range(teams):
+        b = L.BC + 3 * t
+        v = (S[:, L.MVAL + t] + S[:, b] * R[L.R_CB] + S[:, b + 1] * R[L.R_DB] + S[:, b + 2] * R[L.R_WB]
+             + S[:, L.RED3S + t] * R[L.R_R3B]).astype(np.float64)
+        for q in range(t, n, teams):
+            held = (S[:, L.HANDS + NUM_KINDS * q:L.HANDS + NUM_KINDS * (q + 1)]
+                    + S[:, L.FEET + NUM_KINDS * q:L.FEET + NUM_KINDS * (q + 1)])
+            v -= held @ vals
+            v += held[:, RED3] * R[L.R_R3L]
+        out[:, t] = v
+    return out
 
 
 def _meld_rows(s: List[int], t: int) -> List[List[int]]:

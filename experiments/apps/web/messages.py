@@ -25,7 +25,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 from experiments.apps.web.public import books_met, going_out_books, meld_entry, round_minimum
 from handfoot_env.actions import ACTION_NAMES
 from handfoot_env.cards import CODES, codes_of
-from handfoot_env.melds import meld_points
+from handfoot_env.scoring import table_score
 from handfoot_env.view import SeatView
 
 #: how many of the latest actions a message lists (the whole round is in the record)
@@ -43,15 +43,6 @@ def _action(player: int, action: int, text: Optional[str] = None) -> Dict[str, A
     if text is not None:
         out["text"] = text
     return out
-
-
-def _table_points(v: SeatView, team: int) -> int:
-    """The public round points of ``team``: melded card values, book bonuses, red threes laid."""
-    r = v.rules
-    pts = sum(meld_points(s, n, t, j) for s, n, t, j in v.books[team])
-    pts += sum(meld_points(s, *m) for s, m in enumerate(v.melds[team]) if sum(m))
-    c = v.book_counts[team]
-    return pts + c[0] * r.clean_book + c[1] * r.dirty_book + c[2] * r.wild_book + v.red_threes[team] * r.red_three_bonus
 
 
 def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str], seq: int,
@@ -94,7 +85,7 @@ def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str],
         "foot_picked_up": list(v.foot_picked_up),
         "foot_sizes": list(v.foot_sizes),
         "played_foot": list(v.played_foot),
-        "table_points": [_table_points(v, t) for t in range(v.num_teams)],
+        "table_points": [table_score(v, t) for t in range(v.num_teams)],
         "melds": [[_meld(s, *m) for s, m in enumerate(team) if sum(m)] for team in v.melds],
         "books": [[_meld(*b) for b in team] for team in v.books],
         "book_counts": [list(b) for b in v.book_counts],
