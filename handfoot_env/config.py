@@ -16,7 +16,7 @@ import dataclasses
 import operator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Dict, Mapping, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from .cards import NUM_RANKS, PER_DECK, VALUES, WILD_SLOT
 from .melds import meld_points, wild_ok
@@ -45,50 +45,112 @@ class RuleConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class RuleConfig:
-    """Rule fields.  Defaults are the ``pagat`` preset."""
+class Rule:
+    """What one rule field is, declared once beside the field (:func:`rule`).
 
-    #: number of players (seats ``player_0`` ...)
-    players: int = 4
-    #: number of teams; seat ``i`` belongs to team ``i % teams`` (partners opposite / alternate)
-    teams: int = 2
-    #: standard 54-card decks shuffled together
-    decks: int = 5
-    #: cards dealt to each hand and each foot
-    hand_size: int = 13
-    foot_size: int = 13
-    #: first-meld minimum of each round; the number of entries is the number of rounds
-    minimums: Tuple[int, ...] = (50, 90, 120, 150)
-    #: ``double``: naturals >= 2 x wilds; ``majority``: naturals > wilds
-    wild_limit: str = "double"
-    #: whether melds of wild cards only (and wild books) are allowed
-    wild_melds: bool = True
-    #: book bonuses
-    clean_book: int = 500
-    dirty_book: int = 300
-    wild_book: int = 1500
-    #: bonus per red three laid, and the (negative) score per red three left in hand or foot
-    red_three_bonus: int = 100
-    red_three_left: int = -100
-    #: bonus for the team that goes out
-    go_out_bonus: int = 100
-    #: books the team needs before one of its players may go out: one number for every round, or a
-    #: list with one number per round (the length of ``minimums``; an extra round uses the last);
-    #: read them through :meth:`going_out_books`
-    go_out_clean: Union[int, Tuple[int, ...]] = 2
-    go_out_dirty: Union[int, Tuple[int, ...]] = 2
-    go_out_wild: Union[int, Tuple[int, ...]] = 1
-    #: a player must ask a teammate "may I go out?" and get a yes
-    ask_partner: bool = True
-    #: every teammate must have picked up their foot and played from it
-    partner_in_foot: bool = True
-    #: cards taken from the discard pile: a positive number from the top, or ``"all"``
-    pile_take: Union[int, str] = 7
-    #: equal totals after the last round: ``draw`` or ``extra_round`` (one more at the last minimum)
-    tie_break: str = "draw"
+    From it follow the field's checks and their one-line messages, its coercion from YAML lists,
+    its form in :meth:`RuleConfig.to_dict`, :data:`LIMITS`, its entry in the scalar part of the
+    compiled core's rule vector (``compiled/layout.py``: ``rule_vector``) and its row in the field
+    table of docs/rules.md section 7 (``python -m handfoot_env.docgen``).  Checks across fields (the
+    decks against the deal and the books, the length of the per-round lists) are written in
+    :func:`_validate`.
+    """
+
+    #: the meaning, one line (docs/rules.md section 7)
+    doc: str
+    #: the value's type (each entry's, for a per-round field): ``int``, ``bool`` or ``str``
+    kind: type = int
+    #: smallest and largest integer value (of each entry)
+    limits: Optional[Tuple[int, int]] = None
+    #: the words the field takes, each with its code in the rule vector (an ``int`` field with words
+    #: takes an integer within ``limits`` or one of the words)
+    words: Tuple[Tuple[str, int], ...] = ()
+    #: ``""``: one value; ``"list"``: a non-empty list with one value per round; ``"either"``: one
+    #: value for every round or a list with one value per round
+    per_round: str = ""
+    #: the name of the field's entry in the scalar part of the compiled rule vector (``R_*``, an
+    #: offset of ``compiled/layout.py``, which the kernels read as ``R[R_*]``); empty for a field the
+    #: vector holds as a per-round table (``R_MIN``, ``R_GO``)
+    slot: str = ""
+    #: left out of :meth:`RuleConfig.to_dict` while it holds its default: a house rule added after
+    #: rule sets, records and results were written, off by default, so that they read and write as
+    #: before
+    optional: bool = False
+
+    def code(self, value: Any) -> int:
+        """The value's entry in the rule vector: a word's code, else the value as an integer."""
+        return dict(self.words)[value] if isinstance(value, str) else int(value)
+
+    def values(self) -> str:
+        """The values the field takes, in words (docs/rules.md section 7)."""
+        words = ", ".join(f"`{w}`" for w, _ in self.words)
+        if self.kind is bool:
+            return "true, false"
+        if self.kind is str:
+            return words
+        lo, hi = self.limits
+        span = f"{_number(lo)} to {_number(hi)}"
+        if self.per_round == "list":
+            return f"a list of 1 to {MAX_ROUNDS} entries, each {span}"
+        if self.per_round == "either":
+            return f"{span}, or a list with one entry per round"
+        return f"{span}, or {words}" if words else span
+
+
+def _number(x: int) -> str:
+    return f"{x:,}".replace("-", "−")
+
+
+def rule(default: Any, doc: str, **spec: Any) -> Any:
+    """A field of :class:`RuleConfig`: its default and its :class:`Rule` (``doc`` and ``spec``)."""
+    return dataclasses.field(default=default, metadata={"rule": Rule(doc, **spec)})
+
+
+#: most rounds in a game (the length of ``minimums``)
+MAX_ROUNDS = 20
+#: every point value's bounds
+_POINTS = (-1_000_000, 1_000_000)
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    """Rule fields.  Defaults are the ``pagat`` preset; each field's :class:`Rule` says what it is."""
+
+    players: int = rule(4, "seats `player_0` ...", limits=(2, 8), slot="R_N")
+    teams: int = rule(2, "seat `i` plays for team `i mod teams`; must divide `players`", limits=(2, 8), slot="R_T")
+    decks: int = rule(5, "54-card decks shuffled together", limits=(1, 12), slot="R_DECKS")
+    hand_size: int = rule(13, "cards dealt to each hand", limits=(1, 40), slot="R_HAND")
+    foot_size: int = rule(13, "cards dealt to each foot", limits=(1, 40), slot="R_FOOT")
+    minimums: Tuple[int, ...] = rule(
+        (50, 90, 120, 150), "first-meld minimum per round; the number of entries is the number of rounds",
+        limits=(0, 100_000), per_round="list")
+    wild_limit: str = rule("double", "`double`: naturals ≥ 2 × wilds; `majority`: naturals > wilds",
+                           kind=str, words=(("double", 1), ("majority", 0)), slot="R_DOUBLE")
+    wild_melds: bool = rule(True, "wild melds and wild books allowed", kind=bool, slot="R_WM")
+    clean_book: int = rule(500, "bonus per clean book", limits=_POINTS, slot="R_CB")
+    dirty_book: int = rule(300, "bonus per dirty book", limits=_POINTS, slot="R_DB")
+    wild_book: int = rule(1500, "bonus per wild book", limits=_POINTS, slot="R_WB")
+    red_three_bonus: int = rule(100, "per red three laid", limits=_POINTS, slot="R_R3B")
+    red_three_left: int = rule(-100, "per red three left in a hand or an unplayed foot", limits=_POINTS,
+                               slot="R_R3L")
+    go_out_bonus: int = rule(100, "for the team that goes out", limits=_POINTS, slot="R_GOB")
+    #: the books going out needs are read through :meth:`RuleConfig.going_out_books`
+    go_out_clean: Union[int, Tuple[int, ...]] = rule(
+        2, "clean books a team needs before one of its players may go out (an extra round uses the last entry)",
+        limits=(0, 50), per_round="either")
+    go_out_dirty: Union[int, Tuple[int, ...]] = rule(
+        2, "dirty books going out needs, as `go_out_clean`", limits=(0, 50), per_round="either")
+    go_out_wild: Union[int, Tuple[int, ...]] = rule(
+        1, "wild books going out needs, as `go_out_clean`", limits=(0, 50), per_round="either")
+    ask_partner: bool = rule(True, "going out needs a teammate's yes", kind=bool, slot="R_ASK")
+    partner_in_foot: bool = rule(True, "every teammate must have played from the foot", kind=bool, slot="R_PIF")
+    pile_take: Union[int, str] = rule(7, "cards taken with the pile: a number from the top, or `all`",
+                                      limits=(1, 1000), words=(("all", 0),), slot="R_TAKE")
+    tie_break: str = rule("draw", "equal totals after the last round: a draw, or one more round at the last "
+                          "minimum", kind=str, words=(("draw", 0), ("extra_round", 1)), slot="R_EXTRA")
 
     def __post_init__(self) -> None:
-        for name in ("minimums",) + GOING_OUT_FIELDS:
+        for name in PER_ROUND_FIELDS:
             if isinstance(getattr(self, name), list):     # RuleConfig(minimums=[50, 90]) as from YAML
                 object.__setattr__(self, name, tuple(getattr(self, name)))
         _validate(self)
@@ -138,27 +200,26 @@ class RuleConfig:
         return tuple((player + k) % n for k in range(1, n) if (player + k) % n % self.teams == player % self.teams)
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        for name in ("minimums",) + GOING_OUT_FIELDS:
-            if isinstance(d[name], tuple):
-                d[name] = list(d[name])
+        """The fields as plain data (per-round values as lists); an optional field (:class:`Rule`)
+        holding its default is left out."""
+        d = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not (RULE_FIELDS[f.name].optional and value == f.default):
+                d[f.name] = list(value) if isinstance(value, tuple) else value
         return d
 
     def replace(self, **overrides: Any) -> "RuleConfig":
         return load_rules(self, **overrides)
 
 
+#: each rule field's :class:`Rule`, in the order of the fields
+RULE_FIELDS: Dict[str, Rule] = {f.name: f.metadata["rule"] for f in fields(RuleConfig)}
 #: bounds of the numeric rule fields (docs/rules.md section 7): wide enough for any table,
 #: narrow enough that a rule set never asks for unbounded work or memory
-LIMITS = {
-    "players": (2, 8), "teams": (2, 8), "decks": (1, 12), "hand_size": (1, 40), "foot_size": (1, 40),
-    "minimums": (0, 100_000), "clean_book": (-1_000_000, 1_000_000), "dirty_book": (-1_000_000, 1_000_000),
-    "wild_book": (-1_000_000, 1_000_000), "red_three_bonus": (-1_000_000, 1_000_000),
-    "red_three_left": (-1_000_000, 1_000_000), "go_out_bonus": (-1_000_000, 1_000_000),
-    "go_out_clean": (0, 50), "go_out_dirty": (0, 50), "go_out_wild": (0, 50),
-}
-#: most rounds in a game (the length of ``minimums``)
-MAX_ROUNDS = 20
+LIMITS = {name: spec.limits for name, spec in RULE_FIELDS.items() if spec.limits}
+#: the fields that take a list with one value per round
+PER_ROUND_FIELDS = tuple(name for name, spec in RULE_FIELDS.items() if spec.per_round)
 #: the fields of the books going out needs, in the order of :meth:`RuleConfig.going_out_books`;
 #: each is an integer (every round) or a list with one integer per round
 GOING_OUT_FIELDS = ("go_out_clean", "go_out_dirty", "go_out_wild")
@@ -168,74 +229,67 @@ def _per_round(value: Union[int, Tuple[int, ...]], index: int) -> int:
     """A field that is an integer or one integer per round, at round ``index`` (0-based, clamped)."""
     return value[min(index, len(value) - 1)] if isinstance(value, tuple) else value
 
-_FIELD_TYPES = {
-    "players": int, "teams": int, "decks": int, "hand_size": int, "foot_size": int,
-    "minimums": tuple, "wild_limit": str, "wild_melds": bool, "clean_book": int,
-    "dirty_book": int, "wild_book": int, "red_three_bonus": int, "red_three_left": int,
-    "go_out_bonus": int, "go_out_clean": "rounds", "go_out_dirty": "rounds", "go_out_wild": "rounds",
-    "ask_partner": bool, "partner_in_foot": bool, "pile_take": (int, str), "tie_break": str,
-}
+
+def _check_field(name: str, spec: Rule, v: Any) -> None:
+    """One field's own checks, from its :class:`Rule`: a one-line ``RuleConfigError`` naming it."""
+    if spec.per_round:
+        if isinstance(v, tuple) and v:
+            for i, x in enumerate(v):
+                if isinstance(x, bool) or not isinstance(x, int):
+                    raise RuleConfigError(f"rule field {name!r} must hold integers, one per round, "
+                                          f"got {type(x).__name__} {x!r}")
+                _check_limits(name, spec, x, f" (round {i + 1})")
+            return
+        if spec.per_round == "list":
+            raise RuleConfigError(f"rule field {name!r} must be a non-empty list of integers, got {v!r}")
+        if isinstance(v, tuple):
+            raise RuleConfigError(f"rule field {name!r} must be an integer or a list with one integer per "
+                                  f"round, got an empty list")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise RuleConfigError(f"rule field {name!r} must be an integer or a list with one integer per "
+                                  f"round, got {type(v).__name__} {v!r}")
+        _check_limits(name, spec, v, "")
+        return
+    words = [w for w, _ in spec.words]
+    if spec.kind is bool:
+        if not isinstance(v, bool):
+            raise RuleConfigError(f"rule field {name!r} must be true or false, got {v!r}")
+    elif spec.kind is str:
+        if not isinstance(v, str) or v not in words:
+            raise RuleConfigError(f"rule field {name!r} must be {' or '.join(map(repr, words))}, got {v!r}")
+    elif words:
+        lo, hi = spec.limits
+        if not (isinstance(v, str) and v in words) and (
+                isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi):
+            raise RuleConfigError(f"rule field {name!r} must be an integer from {lo} to {hi} or "
+                                  f"{' or '.join(map(repr, words))}, got {v!r}")
+    else:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise RuleConfigError(f"rule field {name!r} must be an integer, got {type(v).__name__} {v!r}")
+        _check_limits(name, spec, v, "")
+
+
+def _check_limits(name: str, spec: Rule, x: int, where: str) -> None:
+    lo, hi = spec.limits
+    if not lo <= x <= hi:
+        raise RuleConfigError(f"rule field {name!r} must be between {lo} and {hi}, got {x}{where}")
 
 
 def _validate(c: RuleConfig) -> None:
-    for f in fields(c):
-        v = getattr(c, f.name)
-        want = _FIELD_TYPES[f.name]
-        if f.name == "minimums":
-            if not isinstance(v, tuple) or not v:
-                raise RuleConfigError(f"rule field 'minimums' must be a non-empty list of integers, got {v!r}")
-            for m in v:
-                if isinstance(m, bool) or not isinstance(m, int) or m < 0:
-                    raise RuleConfigError(f"rule field 'minimums' must hold non-negative integers, got {m!r}")
-            continue
-        if want == "rounds":
-            if isinstance(v, tuple):
-                if not v:
-                    raise RuleConfigError(f"rule field {f.name!r} must be an integer or a list with one "
-                                          f"integer per round, got an empty list")
-                for x in v:
-                    if isinstance(x, bool) or not isinstance(x, int):
-                        raise RuleConfigError(f"rule field {f.name!r} must hold integers, one per round, "
-                                              f"got {type(x).__name__} {x!r}")
-            elif isinstance(v, bool) or not isinstance(v, int):
-                raise RuleConfigError(f"rule field {f.name!r} must be an integer or a list with one integer "
-                                      f"per round, got {type(v).__name__} {v!r}")
-            continue
-        if want is int and (isinstance(v, bool) or not isinstance(v, int)):
-            raise RuleConfigError(f"rule field {f.name!r} must be an integer, got {type(v).__name__} {v!r}")
-        if want is bool and not isinstance(v, bool):
-            raise RuleConfigError(f"rule field {f.name!r} must be true or false, got {v!r}")
-        if want is str and not isinstance(v, str):
-            raise RuleConfigError(f"rule field {f.name!r} must be a string, got {v!r}")
-    for name, (lo, hi) in LIMITS.items():
-        v = getattr(c, name)
-        for i, x in enumerate(v if isinstance(v, tuple) else (v,)):
-            if isinstance(x, int) and not isinstance(x, bool) and not lo <= x <= hi:
-                where = f" (round {i + 1})" if isinstance(v, tuple) else ""
-                raise RuleConfigError(f"rule field {name!r} must be between {lo} and {hi}, got {x}{where}")
+    for name, spec in RULE_FIELDS.items():
+        _check_field(name, spec, getattr(c, name))
     if len(c.minimums) > MAX_ROUNDS:
         raise RuleConfigError(f"rule field 'minimums' holds one minimum per round, at most {MAX_ROUNDS}; "
                               f"got {len(c.minimums)}")
-    for name in GOING_OUT_FIELDS:
+    for name in PER_ROUND_FIELDS:
         v = getattr(c, name)
-        if isinstance(v, tuple) and len(v) != c.rounds:
+        if name != "minimums" and isinstance(v, tuple) and len(v) != c.rounds:
             raise RuleConfigError(
                 f"rule field {name!r} holds one entry per round: {c.rounds} (the length of minimums), "
                 f"got {len(v)}")
-    if c.teams < 2 or c.players % c.teams:
+    if c.players % c.teams:
         raise RuleConfigError(
             f"rule field 'teams' must be at least 2 and divide players ({c.players}) evenly, got {c.teams}")
-    for name in ("decks", "hand_size", "foot_size"):
-        if getattr(c, name) < 1:
-            raise RuleConfigError(f"rule field {name!r} must be at least 1, got {getattr(c, name)}")
-    if c.wild_limit not in ("double", "majority"):
-        raise RuleConfigError(f"rule field 'wild_limit' must be 'double' or 'majority', got {c.wild_limit!r}")
-    if c.tie_break not in ("draw", "extra_round"):
-        raise RuleConfigError(f"rule field 'tie_break' must be 'draw' or 'extra_round', got {c.tie_break!r}")
-    if isinstance(c.pile_take, bool) or not (
-            (isinstance(c.pile_take, int) and 1 <= c.pile_take <= 1000) or c.pile_take == "all"):
-        raise RuleConfigError(f"rule field 'pile_take' must be an integer from 1 to 1000 or 'all', "
-                              f"got {c.pile_take!r}")
     dealt = c.players * (c.hand_size + c.foot_size)
     # the deal also needs the up-card and at least one draw of two from the stock
     if dealt + 3 > c.total_cards:
@@ -383,7 +437,7 @@ RulesLike = Union[None, str, Path, Mapping[str, Any], RuleConfig]
 
 
 def _coerce(name: str, value: Any) -> Any:
-    if (name == "minimums" or name in GOING_OUT_FIELDS) and isinstance(value, list):
+    if name in PER_ROUND_FIELDS and isinstance(value, list):
         return tuple(value)
     return value
 

@@ -159,3 +159,20 @@ def test_report_of_a_trained_folder_without_experiment_yaml_reads_the_named_conf
     assert "name its config" in capsys.readouterr().err
     assert main(["experiment", str(path), "--report", str(run)]) == 0
     assert "The evaluation has not run yet" in (run / "report.md").read_text()
+
+
+def test_the_compiled_core_is_loaded_before_the_training_bar_starts(monkeypatch):
+    """The first run after an install compiles the core (with its lines) before training's progress bar
+    starts, when the batched samplers play on it; an SB3 run does not load it."""
+    import pytest
+    pytest.importorskip("numba")
+    from experiments.config import config_from_dict
+    from experiments.training.config import TrainConfig
+    from handfoot_env import compiled
+    calls = []
+    monkeypatch.setattr(compiled, "load", lambda: calls.append(1))
+    exp_mod.warm_core(config_from_dict(TrainConfig, {"backend": "batched", "batched": {"core": "compiled"}}))
+    assert calls == [1]
+    exp_mod.warm_core(config_from_dict(TrainConfig, {"backend": "batched", "batched": {"core": "reference"}}))
+    exp_mod.warm_core(config_from_dict(TrainConfig, {"backend": "sb3"}))
+    assert calls == [1]

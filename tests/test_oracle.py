@@ -18,6 +18,7 @@ import pytest
 from agents.registry import make_agent
 from handfoot_env.actions import ACTION_NAMES, PICKUP
 from handfoot_env.cards import kind_of
+from handfoot_env.config import RULE_FIELDS
 from handfoot_env.engine import Game
 from handfoot_env.view import seat_view
 
@@ -41,6 +42,9 @@ CASES = [
     ("saskatchewan", {"go_out_clean": [0, 1, 2, 1], "go_out_dirty": [1, 0, 1, 1], "go_out_wild": [0, 0, 1, 0]},
      ("strategic", "greedy", "strategic", "random"), 2, 3, 8),
 ]
+#: every house rule that is a switch, off by default, played on against the oracle
+CASES += [("pagat", {name: True}, ("strategic", "random", "greedy", "strategic"), 2, 3, 50 + i)
+          for i, (name, spec) in enumerate(RULE_FIELDS.items()) if spec.optional and spec.kind is bool]
 
 
 def _play_and_compare(rules, overrides, agent_specs, games, every, seed):

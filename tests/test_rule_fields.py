@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from handfoot_env.cards import PER_DECK
 from handfoot_env.compiled import available
-from handfoot_env.config import GOING_OUT_FIELDS, LIMITS, RuleConfig, RuleConfigError, load_rules
+from handfoot_env.config import GOING_OUT_FIELDS, LIMITS, RULE_FIELDS, RuleConfig, RuleConfigError, load_rules
 
 from .soak import compare_engine_game
 
@@ -32,10 +32,6 @@ if available():
     from handfoot_env.compiled import load
     load()
     from handfoot_env.compiled.layout import rule_vector
-
-#: the other values of the fields whose values are words; any other field is changed by number
-WORDS = {"wild_limit": ("double", "majority"), "tie_break": ("draw", "extra_round"), "pile_take": (7, 3, "all")}
-
 
 def _tuple_changes(value: tuple) -> list:
     """Per-round lists changed one round at a time (first, last), and one round more or less."""
@@ -47,13 +43,16 @@ def _tuple_changes(value: tuple) -> list:
 
 
 def _changes(name: str, value):
-    """Candidate values of field ``name`` other than ``value``, nearest first."""
-    if name in WORDS:
-        return [w for w in WORDS[name] if w != value]
+    """Candidate values of field ``name`` other than ``value``, nearest first (the field's words from
+    its ``Rule``, and for an integer field that also takes words, its smallest integers)."""
+    spec = RULE_FIELDS[name]
+    words = [w for w, _ in spec.words if w != value]
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, int):
-        return [v for v in (value + 1, value - 1, value + 2, value - 2, 2 * value) if v != value]
+        return [v for v in (value + 1, value - 1, value + 2, value - 2, 2 * value) if v != value] + words
+    if isinstance(value, str):
+        return words + ([spec.limits[0], spec.limits[0] + 1] if spec.kind is int else [])
     if isinstance(value, tuple):
         return _tuple_changes(value)
     raise AssertionError(f"rule field {name!r} holds a {type(value).__name__}: teach this test how to change it")
@@ -118,6 +117,18 @@ def _per_round(rounds: int, lo: int, hi: int):
     return st.one_of(st.integers(lo, hi), st.lists(st.integers(lo, hi), min_size=rounds, max_size=rounds))
 
 
+def _any_value(spec):
+    """Every value of a one-value field: its words, true and false, or integers within its bounds (point
+    values within -2000 and 2000)."""
+    if spec.kind is bool:
+        return st.booleans()
+    words = st.sampled_from([w for w, _ in spec.words]) if spec.words else None
+    if spec.kind is str:
+        return words
+    numbers = st.integers(max(spec.limits[0], -2000), min(spec.limits[1], 2000))
+    return st.one_of(numbers, words) if words is not None else numbers
+
+
 @st.composite
 def rule_configs(draw) -> RuleConfig:
     players = draw(st.integers(LIMITS["players"][0], LIMITS["players"][1]))
@@ -136,7 +147,11 @@ def rule_configs(draw) -> RuleConfig:
              partner_in_foot=draw(st.booleans()),
              pile_take=draw(st.one_of(st.integers(1, 12), st.just("all"))),
              tie_break=draw(st.sampled_from(["draw", "extra_round"])))
-    assert set(d) == {f.name for f in fields(RuleConfig)}, "a rule field this strategy does not draw"
+    for name, spec in RULE_FIELDS.items():                # any other field, drawn from its Rule
+        if name not in d:
+            assert not spec.per_round, f"per-round rule field {name!r}: draw it above, one entry per round"
+            d[name] = draw(_any_value(spec))
+    assert set(d) == {f.name for f in fields(RuleConfig)}
     try:
         return load_rules(d)
     except RuleConfigError:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from experiments.apps.cli import main as handfoot
-from handfoot_env.config import PRESETS, RuleConfig, load_rules
+from handfoot_env.config import PRESETS, RULE_FIELDS, RuleConfig, load_rules
+from handfoot_env.docgen import rule_fields_md, with_rule_fields
 
 REPO = Path(__file__).resolve().parent.parent
 RULES_MD = REPO / "docs" / "rules.md"
@@ -65,18 +66,25 @@ def _doc_value(text: str):
 
 def test_rule_field_table_lists_every_field_with_its_pagat_value():
     default = RuleConfig()
-    seen = set()
+    seen = []
     for row in _table_rows(_section("7.")):
         names = re.findall(r"`(\w+)`", row[0])
-        if not names or not all(n in default.to_dict() for n in names) or len(row) != 3:
+        if len(names) != 1 or names[0] not in {f.name for f in fields(RuleConfig)} or len(row) != 4:
             continue
-        if names == ["minimums"]:
+        name = names[0]
+        if name == "minimums":
             assert [int(x) for x in re.findall(r"\d+", row[1])] == list(default.minimums)
         else:
-            values = [_doc_value(v) for v in row[1].split(",")]
-            assert values == [getattr(default, n) for n in names], row
-        seen.update(names)
-    assert seen == {f.name for f in fields(RuleConfig)}
+            assert _doc_value(row[1]) == getattr(default, name), row
+        assert row[2] == RULE_FIELDS[name].values() and row[3] == RULE_FIELDS[name].doc, row
+        seen.append(name)
+    assert seen == [f.name for f in fields(RuleConfig)]
+
+
+def test_the_rule_field_table_is_the_generated_one():
+    """``python -m handfoot_env.docgen`` writes the table from the fields' declarations."""
+    text = RULES_MD.read_text()
+    assert rule_fields_md() in _section("7.") and with_rule_fields(text) == text
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))

@@ -402,6 +402,7 @@ def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[Li
         run = fresh_path(Path(tc.run_dir) / (tc.run_name or f"{tc.name}-s{tc.seed}"))
         tc.run_dir, tc.run_name = str(run.parent), run.name
     before = sessions_wall_s(run) if resume is not None else 0.0
+    warm_core(cfg.train)
     t0 = time.perf_counter()
     result = trained(run, cfg) if resume is not None else None
     if result is None:
@@ -448,6 +449,14 @@ def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[Li
     write_json(run / "experiment.json", summary)
     write_report(run, cfg, result, evals, timings)
     return summary
+
+
+def warm_core(tc: TrainConfig) -> None:
+    """The compiled core loaded before training starts its progress bar, when the batched samplers play
+    on it: the first run after an install compiles it here, saying so, and the bar's rate starts after."""
+    from handfoot_env.compiled import available, load, resolve_core
+    if backend(tc.backend).family == "rollout" and available() and resolve_core(tc.batched.core) == "compiled":
+        load()
 
 
 def _has_checkpoint(run: Path) -> bool:

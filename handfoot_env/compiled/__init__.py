@@ -70,6 +70,7 @@ def cache_dir() -> Path:
     h = hashlib.sha256(numba.__version__.encode())
     for name in _MODULES:
         h.update((here / f"{name}.py").read_bytes())
+    h.update((here.parent / "config.py").read_bytes())   # the rule fields' slots in the rule vector, the limits
     digest = h.hexdigest()[:16]
     base = os.environ.get("NUMBA_CACHE_DIR")
     if base:

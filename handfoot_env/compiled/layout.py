@@ -13,7 +13,7 @@ import numpy as np
 
 from ..actions import DISCARD_ACTION, MELD_SPECS
 from ..cards import NUM_KINDS, PER_DECK, VALUES
-from ..config import LIMITS, MAX_ROUNDS, RuleConfig
+from ..config import LIMITS, MAX_ROUNDS, RULE_FIELDS, RuleConfig
 
 MAXP = LIMITS["players"][1]
 MAXT = LIMITS["teams"][1]
@@ -50,10 +50,17 @@ RDET = DISC + MAXC                     # round details: round, went out, actions
 RDET_W = 3 + 8 * MAXT
 WIDTH = RDET + MAXRD * RDET_W
 
-# rule vector
-(R_N, R_T, R_DECKS, R_HAND, R_FOOT, R_ROUNDS, R_DOUBLE, R_WM, R_CB, R_DB, R_WB, R_R3B, R_R3L, R_GOB,
- R_ASK, R_PIF, R_TAKE, R_EXTRA, R_TOTAL) = range(19)
+# rule vector.  Its scalar part: one entry per rule field that names a slot (``Rule.slot`` in
+# handfoot_env/config.py: R_N, R_T, R_DECKS, R_HAND, R_FOOT, R_DOUBLE, R_WM, R_CB, R_DB, R_WB, R_R3B,
+# R_R3L, R_GOB, R_ASK, R_PIF, R_TAKE, R_EXTRA, ...), in the order of the fields, holding ``Rule.code``
+# of its value; then the derived entries.  Each name is an offset of this module (the kernels import
+# them as constants).
+SCALARS = tuple((spec.slot, name) for name, spec in RULE_FIELDS.items() if spec.slot)
+DERIVED = ("R_ROUNDS", "R_TOTAL")      # the number of rounds, the cards of the decks
+R_SLOTS = {slot: i for i, slot in enumerate([slot for slot, _ in SCALARS] + list(DERIVED))}
+globals().update(R_SLOTS)
 R_MIN = 32                             # minimums, one per round
+assert len(R_SLOTS) <= R_MIN, "the rule vector's scalar part outgrew R_MIN"
 R_GO = R_MIN + MAX_ROUNDS              # books going out needs: per round clean, dirty, wild (3 each)
 R_TM = R_GO + 3 * MAX_ROUNDS           # teammates of each player, in turn order (MAXP each)
 R_NTM = R_TM + MAXP * MAXP
@@ -97,21 +104,16 @@ WILD_BITS = _wild_meld_bits()
 
 
 def rule_vector(rules: RuleConfig) -> np.ndarray:
-    """The ``R`` vector of a rule config: every field reaches it (``tests/test_compiled_core.py``
-    changes each field and checks the vector changes); the per-round rules as tables, one entry
-    per round, read through the config's accessors (``round_minimum``, ``going_out_books``)."""
+    """The ``R`` vector of a rule config: every field reaches it (``tests/test_rule_fields.py``
+    changes each field and checks the vector changes); the scalar part from the fields' slots, the
+    per-round rules as tables, one entry per round, read through the config's accessors
+    (``round_minimum``, ``going_out_books``)."""
     r = rules
     v = np.zeros(R_LEN, dtype=np.int64)
-    v[R_N], v[R_T], v[R_DECKS], v[R_HAND], v[R_FOOT] = r.players, r.teams, r.decks, r.hand_size, r.foot_size
-    v[R_ROUNDS] = r.rounds
-    v[R_DOUBLE] = r.wild_limit == "double"
-    v[R_WM] = r.wild_melds
-    v[R_CB], v[R_DB], v[R_WB] = r.clean_book, r.dirty_book, r.wild_book
-    v[R_R3B], v[R_R3L], v[R_GOB] = r.red_three_bonus, r.red_three_left, r.go_out_bonus
-    v[R_ASK], v[R_PIF] = r.ask_partner, r.partner_in_foot
-    v[R_TAKE] = 0 if r.pile_take == "all" else int(r.pile_take)
-    v[R_EXTRA] = r.tie_break == "extra_round"
-    v[R_TOTAL] = r.total_cards
+    for slot, name in SCALARS:
+        v[R_SLOTS[slot]] = RULE_FIELDS[name].code(getattr(r, name))
+    v[R_SLOTS["R_ROUNDS"]] = r.rounds
+    v[R_SLOTS["R_TOTAL"]] = r.total_cards
     for i in range(r.rounds):
         v[R_MIN + i] = r.round_minimum(i + 1)
         v[R_GO + 3 * i:R_GO + 3 * i + 3] = r.going_out_books(i + 1)
