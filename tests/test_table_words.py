@@ -155,6 +155,10 @@ def test_no_action_id_reaches_a_person_and_greyed_buttons_say_why(server, browse
             page.locator("#hand .card").first.click()
             assert page.inner_text("#act-discard").startswith("Discard ") and page.inner_text("#why-discard") == ""
         assert not ACTION_ID.search(_person_reads(page)), _person_reads(page)
+        titles = page.evaluate("[...document.querySelectorAll('[title]')].map(e => e.title)")
+        ids = page.evaluate("[...document.querySelectorAll('[data-action]')].map(e => e.dataset.action)")
+        assert "draw" in ids and not set(titles) & set(ids), titles       # no id in a tooltip either
+        assert not ACTION_ID.search("\n".join(titles)), titles
         assert errors == []
     finally:
         ctx.close()

@@ -320,7 +320,7 @@
     $("teams").innerHTML = teamsHTML();
     $("sheet").innerHTML = sheetHTML();
     $("log").innerHTML = S.log.slice().reverse().map(function (e) {
-      return '<li class="' + (e.player === S.seat ? "me" : "") + '" title="' + esc(e.action) + '">player_' + e.player +
+      return '<li class="' + (e.player === S.seat ? "me" : "") + '" data-action="' + esc(e.action) + '">player_' + e.player +
         ": " + esc(e.text || e.action) + "</li>";
     }).join("");
     $("over").innerHTML = S.game_over ? (S.winner === null ? "A draw." : "Team " + S.winner + " wins.") +
