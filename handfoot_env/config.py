@@ -148,6 +148,9 @@ class RuleConfig:
                                       limits=(1, 1000), words=(("all", 0),), slot="R_TAKE")
     tie_break: str = rule("draw", "equal totals after the last round: a draw, or one more round at the last "
                           "minimum", kind=str, words=(("draw", 0), ("extra_round", 1)), slot="R_EXTRA")
+    #: a house rule (docs/rules.md 4.3): the pile only for a team that has opened
+    pile_needs_opening: bool = rule(False, "the discard pile may be taken only by a team that has opened (4.3)",
+                                    kind=bool, slot="R_PNO", optional=True)
 
     def __post_init__(self) -> None:
         for name in PER_ROUND_FIELDS:

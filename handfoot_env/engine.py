@@ -449,6 +449,8 @@ class Game:
                 return ("in the foot, taking the pile must leave two cards in hand, unless the player "
                         "may go out this turn with the cards held")
             return None
+        if self.rules.pile_needs_opening:
+            return "under pile_needs_opening only a team that has opened may take the pile"
         # unopened: the top card, the pair and melds from the hand must reach the minimum
         value3 = 3 * VALUES[top]
         need = self.minimum - value3

@@ -244,6 +244,8 @@ def rule_ok(g: Game, a: int, pos: Position) -> bool:
             top = pos.pile[-1]
             if top in (RED3, BLACK3) or hand[top] < 2:
                 return False
+            if r.pile_needs_opening and not pos.opened:   # 4.3: only a team that has opened
+                return False
             return top < 11 or r.wild_melds
         return False
     # meld phase

@@ -40,6 +40,7 @@ VARIANTS = {
     "books_by_round": dict(go_out_clean=[0, 1, 2, 1], go_out_dirty=[1, 0, 1, 2], go_out_wild=[0, 0, 1, 0],
                            tie_break="extra_round"),
     "eight_in_four_teams": dict(players=8, teams=4, decks=8, hand_size=9, foot_size=9, minimums=[90, 50, 150]),
+    "pile_needs_opening": dict(pile_needs_opening=True, minimums=[50, 150]),
 }
 
 

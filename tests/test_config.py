@@ -222,6 +222,27 @@ def test_tie_break(tie_break):
         (5 if tie_break == "extra_round" else 4) * one_round
 
 
+@pytest.mark.parametrize("pile_needs_opening", [False, True])
+def test_pile_needs_opening(pile_needs_opening):
+    """player_3 (team 1, not opened) holds A A under an ace: the three aces (60) open the team with the
+    pile, unless the pile needs a team that has opened."""
+    g = new_game(hands=[None, None, None, "A A 4 5 6 7 8 9 10 J Q K 3B"], up="9",
+                 stock="5 K 6 K 7 K 8 K 10 K J K A K", pile_needs_opening=pile_needs_opening)
+    for code in ["5", "6", "7", "8", "10", "J", "A"]:
+        turn(g, code)
+    assert is_legal(g, "pickup") is not pile_needs_opening
+    assert g.rules.to_dict().get("pile_needs_opening", False) is pile_needs_opening
+
+
+def test_an_optional_rule_field_is_written_only_when_set():
+    """``to_dict`` leaves out a house rule that is off (its default), so that the records, results and
+    configs of rule sets without it read and write as before; set, it is written and read back."""
+    assert "pile_needs_opening" not in load_rules("pagat").to_dict()
+    on = load_rules("pagat", pile_needs_opening=True)
+    assert on.to_dict()["pile_needs_opening"] is True and load_rules(on.to_dict()) == on
+    assert load_rules({k: v for k, v in on.to_dict().items() if k != "pile_needs_opening"}) == load_rules("pagat")
+
+
 def test_every_rule_field_is_covered_by_a_test():
     here = Path(__file__).read_text()
     for name in RULE_FIELDS:
@@ -318,6 +339,7 @@ def test_unknown_field_in_yaml_names_the_file_and_field(tmp_path):
     ("minimums", [50, "90"]), ("minimums", []), ("minimums", [50, -1]), ("minimums", 50),
     ("pile_take", True), ("pile_take", "seven"), ("pile_take", 0), ("clean_book", 500.0), ("red_three_left", "-100"),
     ("go_out_bonus", None), ("go_out_clean", -1), ("wild_limit", "triple"), ("tie_break", "coin"),
+    ("pile_needs_opening", 1), ("pile_needs_opening", "yes"), ("pile_needs_opening", None),
     ("players", 1), ("players", 9), ("decks", 0), ("hand_size", 0), ("foot_size", -3),
 ])
 def test_wrong_type_or_value_is_an_error_naming_the_field(field, value):

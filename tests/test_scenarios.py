@@ -255,15 +255,37 @@ def test_pile_take_all_takes_the_whole_pile():
     assert g.hands[3][kind_of("9")] == 2 and g.hands[3][kind_of("5")] == 2
 
 
-def _opened_with_kings(n_kings, p2_hand, p1_discard="K", p1_draw="K 4"):
+def _opened_with_kings(n_kings, p2_hand, p1_discard="K", p1_draw="K 4", **overrides):
     """player_0 opens with three aces and a meld of ``n_kings`` kings; player_1 discards; player_2 to act."""
     g = new_game(hands=["K " * n_kings + "A A A 9", "4 5 6 7 8 9 10 J Q 4 5 6 7", p2_hand],
-                 up="9", stock=f"Q J {p1_draw} 4 4")
+                 up="9", stock=f"Q J {p1_draw} 4 4", **overrides)
     play(g, "draw", "meld:A:3:0:0", f"meld:K:{n_kings}:0:0", "discard:Q")
     assert g.opened[0] and melds_of(g, 0) == {"A": (3, 0, 0), "K": (n_kings, 0, 0)}
     play(g, "draw", f"discard:{p1_discard}")
     assert g.current == 2
     return g
+
+
+@pytest.mark.parametrize("needs_opening", [False, True])
+def test_pile_needs_opening_keeps_the_pile_from_a_team_that_has_not_opened(needs_opening):
+    """player_3 holds A A under an ace on top of the pile; three aces (60) would open team 1 in round 1.
+    Under ``pile_needs_opening`` the unopened team may only draw."""
+    g = _pile_game(pile_needs_opening=needs_opening)
+    assert not g.opened[1]
+    assert legal_names(g) == (["draw"] if needs_opening else ["draw", "pickup"])
+    if needs_opening:
+        assert g.reason_illegal(action_index("pickup")) == (
+            "under pile_needs_opening only a team that has opened may take the pile")
+        with pytest.raises(IllegalActionError, match="only a team that has opened"):
+            play(g, "pickup")
+
+
+def test_pile_needs_opening_lets_a_team_opened_in_an_earlier_turn_take_the_pile():
+    """player_0 opened team 0; on the next turn of the team its partner player_2 takes the pile with K K."""
+    g = _opened_with_kings(5 - 2, "K K 4 5 6 7 8 9 10 J Q A 3B", pile_needs_opening=True)
+    assert legal_names(g) == ["draw", "pickup"]
+    play(g, "pickup")
+    assert melds_of(g, 0)["K"] == (6, 0, 0) and g.state_dict()["discard"] == []
 
 
 def test_pickup_melds_onto_the_unfinished_meld_of_that_rank():
@@ -1155,6 +1177,18 @@ def test_stock_out_with_a_takeable_pile_the_player_must_take_it():
     assert g.current == 2 and legal_names(g) == ["lay_red_three"]
     play(g, "lay_red_three")
     assert len(g.round_scores) == 1 and g.round == 2
+
+
+def test_pile_needs_opening_an_unopened_team_that_could_only_take_the_pile_ends_the_round():
+    """The position above under ``pile_needs_opening``: player_1's team has not opened, so with fewer
+    than two cards in the stock it can neither draw nor take the pile, and the round ends (a stock-out)."""
+    hands, feet = list(TWO_DECK_HANDS), list(TWO_DECK_FEET)
+    hands[0] = "K K K K K K K Q Q Q 2 3R A"
+    hands[1] = "A A 5 5 6 6 7 7 8 8 10 10 J"
+    feet[0] = "A A A A A 9 4 4 JK Q Q Q Q"
+    g = two_deck_game(hands=hands, feet=feet, pile_needs_opening=True)
+    play(g, "lay_red_three", "draw", "lay_red_three", "meld:K:7:0:0", "meld:Q:4:1:0", "discard:A")
+    assert len(g.round_scores) == 1 and g.round_details[0]["went_out"] is None and g.round == 2
 
 
 def test_unplayed_foot_and_red_threes_left_count_against_the_team():

@@ -12,7 +12,7 @@ from . import kernel
 
 from .layout import (ASKED, BC, CANCELS, CURRENT, DISC, DISC_ACT, DISC_LEN, FOOTUP, FORCED, HANDS, HSIZE, INCOMPLETE,
                      MAXP, MELDS, MINIMUM, OPENED, PEND, PERM, PHASE, PLAYED, PROV, PROV_VALUE, R_ASK, R_DOUBLE, R_GO,
-                     R_NTM, R_PIF, R_ROUNDS, R_T, R_TAKE, R_TM, R_WM, RANK_BITS, ROUND, SPECS, STOCK_LEN, VALS,
+                     R_NTM, R_PIF, R_PNO, R_ROUNDS, R_T, R_TAKE, R_TM, R_WM, RANK_BITS, ROUND, SPECS, STOCK_LEN, VALS,
                      WILD_BITS)
 from .intrinsics import trailing_zeros, unowned
 from .searches import completable, go_out_search, max_meld_value, opening_bounds
@@ -206,6 +206,8 @@ def pickup_ok(s, R, p, ro, wo):
             if not pickup_goes_out(s, R, p, _hand_after_pickup(s, R, p, top), slot, top, room):
                 return False
         return True
+    if R[R_PNO]:                        # pile_needs_opening: the pile only for a team that has opened
+        return False
     value3 = 3 * VALS[top]
     minimum = s[MINIMUM]
     need = minimum - value3
