@@ -485,6 +485,20 @@ class StrategicAgent(Agent):
 
     # ---- regular melding (team open)
 
+    @staticmethod
+    def _race_meld(melds, late: bool) -> Optional[int]:
+        """The meld of a round that is a race: ``late``, the round is ending: whatever sheds the most
+        points; else, without wild melds, wild cards only ever go into natural melds and the round is
+        a race to go out (docs/rules.md 7: bicycle): naturals first, then whatever melds the most cards."""
+        if not melds:
+            return None
+        if late:
+            return max(melds, key=lambda m: (meld_points(*m[1:]), -m[0]))[0]
+        nat = [m for m in melds if m[3] + m[4] == 0]
+        if nat:
+            return max(nat, key=lambda m: (m[2], VALUES[m[1]], -m[0]))[0]
+        return max(melds, key=lambda m: (m[2] + m[3] + m[4], meld_points(*m[1:]), -m[0]))[0]
+
     def _regular_meld(self, view: SeatView, legal: Sequence[int], melds) -> Optional[int]:
         hand = view.hand
         team = view.team
@@ -492,20 +506,8 @@ class StrategicAgent(Agent):
         rules = view.rules
         double = rules.wild_limit == "double"
         late = self._late(view)
-        if not rules.wild_melds:
-            # without wild melds wild cards only ever go into natural melds, and the round is a race
-            # to go out (docs/rules.md 7: bicycle): naturals first, then whatever melds the most cards
-            nat = [m for m in melds if m[3] + m[4] == 0]
-            if nat:
-                return max(nat, key=lambda m: (m[2], VALUES[m[1]], -m[0]))[0]
-            if melds:
-                return max(melds, key=lambda m: (m[2] + m[3] + m[4], meld_points(*m[1:]), -m[0]))[0]
-            return None
-        if late:
-            # the round is ending: meld whatever sheds the most points
-            if melds:
-                return max(melds, key=lambda m: (meld_points(*m[1:]), -m[0]))[0]
-            return None
+        if not rules.wild_melds or late:
+            return self._race_meld(melds, late and rules.wild_melds)
         # 1. naturals onto unfinished melds, then new natural melds
         best = None
         for r in range(NUM_RANKS):

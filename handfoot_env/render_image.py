@@ -272,6 +272,34 @@ def _draw_counts(cv: _Canvas, x: int, y: int, w: int, counts: Sequence[int], dim
     return rows * (CARD_H + 4)
 
 
+def _draw_team(cv: "_Canvas", snap: dict, t: int, cx: int, cw: int, ty: int, band: int) -> None:
+    """Team ``t``'s band of the table's centre at height ``ty``: its name, books, red threes and melds."""
+    tx = cx + 8
+    col = TEAM_COLOURS[t % 4]
+    tx += cv.text(tx, ty, f"Team {t}", 12, col, True) + 8
+    bc = [0, 0, 0]
+    for s, _n, tw, j in snap["books"][t]:
+        bc[("clean", "dirty", "wild").index(meld_kind(s, tw, j))] += 1
+    info = (("open" if snap["opened"][t] else "not opened") + f" \u00b7 red 3s {snap['red3'][t]}"
+            + f" \u00b7 books {bc[0]} clean, {bc[1]} dirty, {bc[2]} wild")
+    cv.text(tx, ty + 2, info, 11, DIM)
+    if snap["red3"][t]:
+        r3 = _card(RED3)
+        for i in range(min(snap["red3"][t], 6)):
+            cv.sprite(cx + cw - 12 - CARD_W - i * 6, ty - 2, r3)
+    mx, my = cx + 8, ty + 18
+    row_h = CARD_H + 10
+    items = [(m, True) for m in snap["books"][t]] + [(m, False) for m in snap["melds"][t]]
+    for (s, nn, tw, j), book in items:
+        sp = _meld_sprite(s, nn, tw, j, book)
+        if mx + sp.size[0] > cx + cw - 4:
+            mx, my = cx + 8, my + row_h
+            if my + row_h > ty + band + 4:
+                break
+        cv.sprite(mx, my, sp)
+        mx += sp.size[0] + 5
+
+
 def render_rgb(snap: dict, team_of: Sequence[int], caption: str = "") -> np.ndarray:
     """Draw a :func:`table_snapshot` as a ``uint8`` array ``(H, W, 3)``.
 
@@ -350,31 +378,7 @@ def render_rgb(snap: dict, team_of: Sequence[int], caption: str = "") -> np.ndar
     y = cy + CARD_H + 14
     band = (cy + ch - y) // max(1, nt)
     for t in range(nt):
-        ty = y + t * band
-        tx = cx + 8
-        col = TEAM_COLOURS[t % 4]
-        tx += cv.text(tx, ty, f"Team {t}", 12, col, True) + 8
-        bc = [0, 0, 0]
-        for s, _n, tw, j in snap["books"][t]:
-            bc[("clean", "dirty", "wild").index(meld_kind(s, tw, j))] += 1
-        info = (("open" if snap["opened"][t] else "not opened") + f" \u00b7 red 3s {snap['red3'][t]}"
-                + f" \u00b7 books {bc[0]} clean, {bc[1]} dirty, {bc[2]} wild")
-        cv.text(tx, ty + 2, info, 11, DIM)
-        if snap["red3"][t]:
-            r3 = _card(RED3)
-            for i in range(min(snap["red3"][t], 6)):
-                cv.sprite(cx + cw - 12 - CARD_W - i * 6, ty - 2, r3)
-        mx, my = cx + 8, ty + 18
-        row_h = CARD_H + 10
-        items = [(m, True) for m in snap["books"][t]] + [(m, False) for m in snap["melds"][t]]
-        for (s, nn, tw, j), book in items:
-            sp = _meld_sprite(s, nn, tw, j, book)
-            if mx + sp.size[0] > cx + cw - 4:
-                mx, my = cx + 8, my + row_h
-                if my + row_h > ty + band + 4:
-                    break
-            cv.sprite(mx, my, sp)
-            mx += sp.size[0] + 5
+        _draw_team(cv, snap, t, cx, cw, y + t * band, band)
     return np.asarray(cv.im, dtype=np.uint8)
 
 

@@ -248,3 +248,13 @@ def test_every_module_has_its_line_in_docs_architecture():
         if not ok:
             missing.append(f"experiments/{rel.as_posix()}")
     assert missing == [], f"modules missing from docs/architecture.md: {missing}"
+
+
+def test_shipped_scripts_import_no_test_helper():
+    found = []
+    for f in sorted((ROOT / "scripts").glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [(f.name, n) for n in names if n == "tests" or n.startswith("tests.")]
+    assert found == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional, Sequence, TextIO
+from typing import Any, List, Optional, Sequence, TextIO
 
 from rich.console import Group as _Group
 from rich.text import Text
@@ -78,51 +78,12 @@ def _write_html(rec, args, console) -> int:
     return 0
 
 
-@command("replay")
-def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
-                stdout: Optional[TextIO] = None) -> int:
-    """``handfoot replay``; 0 on success, 2 for a record that cannot be read or does not verify."""
-    ap = replay_parser()
-    args = ap.parse_args(list(argv) if argv is not None else None)
-    out = stdout if stdout is not None else sys.stdout
-    console = make_console(out, args.width or (None if out is sys.stdout else 110))
-    if args.html:
-        problem = html_error(args.html)
-        if problem:
-            print(f"handfoot replay: error: {problem}", file=sys.stderr)
-            return 2
-    try:
-        rec = load_record(args.file)
-        pos = positions(rec)
-    except RecordMismatchError as e:
-        print(f"handfoot replay: error: {args.file}: the record does not verify: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"handfoot replay: error: {args.file}: cannot read the file: {e.strerror or e}", file=sys.stderr)
-        return 2
-    except RecordError as e:
-        msg = str(e)
-        print(f"handfoot replay: error: {msg if msg.startswith(str(args.file)) else f'{args.file}: {msg}'}",
-              file=sys.stderr)
-        return 2
-    g = pos[-1].game
+def _browse(console: Any, pos: Sequence[Any], labels: List[str], viewer: Optional[int], k: int,
+            input_fn: InputFn) -> int:
+    """Step through the positions ``pos`` of a record from position ``k``, as ``viewer``'s seat (None: every
+    hand shown), at the prompt of ``input_fn``; 0 when the reader quits."""
     n = len(pos) - 1
-    labels = list(rec.get("players") or [""] * g.n)
-    if args.seat is not None and not 0 <= args.seat < g.n:
-        print(f"handfoot replay: error: --seat must be between 0 and {g.n - 1}, got {args.seat}", file=sys.stderr)
-        return 2
-    result = ("a draw" if g.winner is None else f"team {g.winner} wins") if g.game_over else "not finished"
-    console.print(Text(f"Record {args.file}: seed {rec['seed']}, {n} actions, {len(g.round_scores)} round(s), "
-                       f"scores {g.scores}, {result}. Verified: the replay matches the stored scores.",
-                       style="bold"))
-    if args.check:
-        return 0
-    if args.html:
-        return _write_html(rec, args, console)
-    if input_fn is None:
-        input_fn = input
-    viewer = args.seat
-    k = max(0, min(args.at, n))
+    seats = pos[-1].game.n
     console.print(REPLAY_HELP)
     show = True
     while True:
@@ -167,10 +128,10 @@ def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn
                 k = hits[0]
         elif len(parts) == 2 and parts[0] in ("s", "seat") and parts[1].isdigit():
             s = int(parts[1])
-            if 0 <= s < g.n:
+            if 0 <= s < seats:
                 viewer = s
             else:
-                console.print(f"Seats are 0 to {g.n - 1}.")
+                console.print(f"Seats are 0 to {seats - 1}.")
                 show = False
         elif cmd in ("a", "all", "full"):
             viewer = None
@@ -182,3 +143,49 @@ def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn
         else:
             console.print(f"Unknown command {raw.strip()!r}. " + REPLAY_HELP)
             show = False
+
+
+@command("replay")
+def replay_main(argv: Optional[Sequence[str]] = None, input_fn: Optional[InputFn] = None,
+                stdout: Optional[TextIO] = None) -> int:
+    """``handfoot replay``; 0 on success, 2 for a record that cannot be read or does not verify."""
+    ap = replay_parser()
+    args = ap.parse_args(list(argv) if argv is not None else None)
+    out = stdout if stdout is not None else sys.stdout
+    console = make_console(out, args.width or (None if out is sys.stdout else 110))
+    if args.html:
+        problem = html_error(args.html)
+        if problem:
+            print(f"handfoot replay: error: {problem}", file=sys.stderr)
+            return 2
+    try:
+        rec = load_record(args.file)
+        pos = positions(rec)
+    except RecordMismatchError as e:
+        print(f"handfoot replay: error: {args.file}: the record does not verify: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"handfoot replay: error: {args.file}: cannot read the file: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except RecordError as e:
+        msg = str(e)
+        print(f"handfoot replay: error: {msg if msg.startswith(str(args.file)) else f'{args.file}: {msg}'}",
+              file=sys.stderr)
+        return 2
+    g = pos[-1].game
+    n = len(pos) - 1
+    labels = list(rec.get("players") or [""] * g.n)
+    if args.seat is not None and not 0 <= args.seat < g.n:
+        print(f"handfoot replay: error: --seat must be between 0 and {g.n - 1}, got {args.seat}", file=sys.stderr)
+        return 2
+    result = ("a draw" if g.winner is None else f"team {g.winner} wins") if g.game_over else "not finished"
+    console.print(Text(f"Record {args.file}: seed {rec['seed']}, {n} actions, {len(g.round_scores)} round(s), "
+                       f"scores {g.scores}, {result}. Verified: the replay matches the stored scores.",
+                       style="bold"))
+    if args.check:
+        return 0
+    if args.html:
+        return _write_html(rec, args, console)
+    if input_fn is None:
+        input_fn = input
+    return _browse(console, pos, labels, args.seat, max(0, min(args.at, n)), input_fn)

@@ -185,7 +185,22 @@ def bench_eval(preset: str, cfg: Dict[str, Any], agents: List[str], core: str) -
     return _GameRunner(play, cfg, cfg["seed"])
 
 
-class _CoreRunner:
+class _Runner:
+    """What the timed rows share: ``warmup`` steps for ``warmup_seconds`` before the clock starts."""
+
+    cfg: Dict[str, Any]
+
+    def step(self) -> Any:
+        raise NotImplementedError
+
+    def warmup(self) -> None:
+        warm = float(self.cfg.get("warmup_seconds") or 0)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < warm:
+            self.step()
+
+
+class _CoreRunner(_Runner):
     """The compiled core's row: ``CoreBatch.step`` over ``n_games`` games until the slice's budget is
     spent; a finished game is dealt again from the next seed."""
 
@@ -214,12 +229,6 @@ class _CoreRunner:
             self.next_seed += len(idx)
             self.games += len(idx)
         return played
-
-    def warmup(self) -> None:
-        warm = float(self.cfg.get("warmup_seconds") or 0)
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < warm:
-            self.step()
 
     def run_slice(self, k: int, slices: int) -> None:
         budget = float(self.cfg["seconds"]) / slices
@@ -264,7 +273,7 @@ def bench_vecenv(preset: str, cfg: Dict[str, Any]) -> "_VecRunner":
     return _VecRunner(venv, step, cfg)
 
 
-class _VecRunner:
+class _VecRunner(_Runner):
     """The batched runner's row, slice by slice: whole ``VecEnv`` steps until the slice's budget
     is spent (or the slice's share of finished games)."""
 
@@ -275,12 +284,6 @@ class _VecRunner:
         self.counters = counters or (lambda: (venv.total_actions, venv.total_episodes))
         self.clock = _Clock(cfg["clock"])
         self.actions = self.decisions = self.episodes = 0
-
-    def warmup(self) -> None:
-        warm = float(self.cfg.get("warmup_seconds") or 0)
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < warm:
-            self.step()
 
     def run_slice(self, k: int, slices: int) -> None:
         step, n_envs, counters = self.step, self.venv.num_envs, self.counters

@@ -440,6 +440,29 @@ def _versions() -> Dict[str, str]:
     return {"handfoot": handfoot_env.__version__, "python": platform.python_version(), "numpy": numpy.__version__}
 
 
+def _play_pairs(cfg: EvalConfig, rules: RuleConfig, labels: List[str], pairs: List[Tuple[int, int]],
+                records_dir: Optional[Path], cores: List[str], test: Any,
+                task_runner: Optional[Callable[[Callable, List[Tuple[Any, ...]]], List[Any]]],
+                out_dir: Optional[Path]) -> Tuple[Dict[Tuple[int, int], List[Dict[str, Any]]], Any]:
+    """Every pairing's deals (in deal order), and the sequential test's result when ``test`` is set
+    (the first pairing, played until it decides); Ctrl-C keeps the finished deals in ``out_dir``."""
+    per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]] = {p: [] for p in pairs}
+    if test is not None:
+        per_pair_deals[pairs[0]], sprt = _play_sequential(cfg, rules, labels, records_dir, cores, test, task_runner)
+        return per_pair_deals, sprt
+    tasks, task_pairs = _tasks(cfg, rules, labels, pairs, records_dir, cores, range(cfg.games))
+    if task_runner is not None:
+        results_by_task = list(task_runner(_play_chunk, tasks))
+    else:
+        try:
+            results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
+        except KeyboardInterrupt as e:
+            raise interrupted(e, labels, task_pairs, out_dir, len(pairs) * cfg.games) from None
+    for pair, deals in zip(task_pairs, results_by_task, strict=True):
+        per_pair_deals[pair].extend(deals)
+    return per_pair_deals, None
+
+
 def run_evaluation(cfg: EvalConfig, write: bool = True,
                    task_runner: Optional[Callable[[Callable, List[Tuple[Any, ...]]], List[Any]]] = None,
                    keep_deals: bool = False) -> Dict[str, Any]:
@@ -467,21 +490,8 @@ def run_evaluation(cfg: EvalConfig, write: bool = True,
     cores = [eval_core(cfg.core, [cfg.agents[i], cfg.agents[j]]) for (i, j) in pairs]
     test = parse_sprt(cfg.sprt)
     t0 = time.perf_counter()
-    per_pair_deals: Dict[Tuple[int, int], List[Dict[str, Any]]] = {p: [] for p in pairs}
-    sprt = None
-    if test is not None:
-        per_pair_deals[pairs[0]], sprt = _play_sequential(cfg, rules, labels, records_dir, cores, test, task_runner)
-    else:
-        tasks, task_pairs = _tasks(cfg, rules, labels, pairs, records_dir, cores, range(cfg.games))
-        if task_runner is not None:
-            results_by_task = list(task_runner(_play_chunk, tasks))
-        else:
-            try:
-                results_by_task = _run_tasks(tasks, cfg.num_workers, cfg.progress, total=len(pairs) * cfg.games)
-            except KeyboardInterrupt as e:
-                raise interrupted(e, labels, task_pairs, out_dir if write else None, len(pairs) * cfg.games) from None
-        for pair, deals in zip(task_pairs, results_by_task, strict=True):
-            per_pair_deals[pair].extend(deals)
+    per_pair_deals, sprt = _play_pairs(cfg, rules, labels, pairs, records_dir, cores, test, task_runner,
+                                       out_dir if write else None)
     elapsed = time.perf_counter() - t0
     pair_results = [_pair_result(cfg, labels, i, j, per_pair_deals[(i, j)]) for (i, j) in pairs]
     res: Dict[str, Any] = {
