@@ -77,14 +77,10 @@ class NumpyPolicy:
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: Optional[np.random.Generator] = None,
             deterministic: bool = False) -> int:
         """Argmax of the legal logits (deterministic), or a sample from the masked softmax drawn with ``rng``."""
-        legal = np.flatnonzero(mask)
-        z = self.logits(obs)[legal].astype(np.float64)
         if deterministic or rng is None:
-            return int(legal[int(np.argmax(z))])
-        p = np.exp(z - z.max())
-        c = np.cumsum(p)
-        i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
-        return int(legal[min(i, len(legal) - 1)])
+            legal = np.flatnonzero(mask)
+            return int(legal[int(np.argmax(self.logits(obs)[legal].astype(np.float64)))])
+        return int(sample_masked(self.logits(obs)[None, :], np.asarray(mask)[None, :] > 0, rng)[0][0])
 
 
 def sample_masked(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
@@ -224,10 +220,9 @@ class QPolicy:
             raise ValueError(NON_FINITE_Q)
         if deterministic or rng is None:
             return int(legal[int(np.argmax(z))])
-        p = np.exp(z - z.max())
-        c = np.cumsum(p)
-        i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
-        return int(legal[min(i, len(legal) - 1)])
+        q = np.full((1, NUM_ACTIONS), -np.inf, dtype=np.float32)
+        q[0, legal] = z
+        return int(sample_masked(q, q > -np.inf, rng)[0][0])
 
 
 class TorchQPolicy:
