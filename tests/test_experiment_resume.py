@@ -114,6 +114,7 @@ def test_quick_is_the_same_pipeline_at_a_smoke_budget_and_says_so(tmp_path, caps
     assert cfg.quick and cfg.train.total_timesteps == exp_mod.QUICK_TIMESTEPS < full[0]
     assert (cfg.evaluation.opponents, cfg.train.backend) == (full[1], full[2])
     assert cfg.evaluation.deals == exp_mod.QUICK_DEALS and cfg.train.run_name == "quickstart-quick-s0"
+    assert cfg.evaluation.workers == cfg.train.evaluation.workers == 1 and cfg.time_budget_s == 60
 
     small = _config(tmp_path)
     assert main(["experiment", str(small), "--quick", "--quiet"]) == 0

@@ -177,6 +177,7 @@ def make_quick(cfg: ExperimentConfig) -> ExperimentConfig:
     if tc.run_name is None:
         tc.run_name = f"{tc.name}-quick-s{tc.seed}"
     cfg.evaluation.deals = min(cfg.evaluation.deals, QUICK_DEALS)
+    tc.evaluation.workers = cfg.evaluation.workers = 1     # a pool of processes costs more than a few games
     cfg.time_budget_s = QUICK_BUDGET_S
     return cfg
 
