@@ -86,7 +86,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from agents.policy import ACTOR_FILE, actor_arrays, actor_from_arrays, save_actor
-from experiments.config import config_to_dict
+from experiments.config import config_to_dict, handfoot_command
 from experiments.evaluation.report import eval_line, plot_learning_curve
 from experiments.evaluation.summary import eval_score, evaluate_policy
 from experiments.processes import StopRequest
@@ -458,7 +458,7 @@ class Trainer:
         path = self.run / "checkpoints" / f"step_{steps:09d}"
         self.checkpoint(path, periodic=True)
         end_session(self.run, history, time.perf_counter() - t0)
-        resume = f"checkpoint {path}; continue with: handfoot train --resume {self.run}"
+        resume = f"checkpoint {path}; continue with: {handfoot_command()} train --resume {self.run}"
         if self.lost is not None:
             raise SamplersLost(f"{self.lost} at {steps:,} timesteps; {resume}")
         raise TrainingInterrupted(f"interrupted at {steps:,} timesteps; {resume}")
