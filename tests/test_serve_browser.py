@@ -407,3 +407,22 @@ def test_a_person_sees_when_the_stand_in_would_move_and_can_leave(server, browse
     finally:
         ctx.close()
         client.close()
+
+
+def test_a_person_away_after_the_turn_timeout_says_they_are_back(tmp_path, browser):
+    quick = ThreadServer(tmp_path / "t.sqlite", app_options={"turn_timeout": 1.0})
+    client = Client(quick.port)
+    out = client.create(rules="pagat", seats=["human", "greedy", "greedy", "greedy"], seed=7, pace_ms=300)
+    errors = []
+    ctx, page = open_seat(browser, out["seats"][0]["url"], errors)
+    try:
+        page.wait_for_selector("#back:not([hidden])", timeout=20000)      # the stand-in plays for player_0
+        assert "plays for them until they are back" in page.inner_text("#trouble")
+        page.click("#back")
+        page.wait_for_function("document.getElementById('trouble').textContent.includes('player_0 is back')")
+        assert page.locator("#back").is_hidden() and client.state(out["table"])["away"] == []
+        assert errors == []
+    finally:
+        ctx.close()
+        client.close()
+        quick.stop()

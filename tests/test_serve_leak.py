@@ -125,7 +125,7 @@ def check(table, tokens, received, record, rules):
         view = seat_view(g, 0 if seat is None else seat)
         facts = dict(msg, texts=[e.get("text") for e in msg["log"]])     # the table's own facts, as sent
         room_facts = {k: msg[k] for k in ROOM_FACTS}                      # the stand-in's, public to all
-        assert room_facts == {"stand_in": "strategic", "left": [], "notice": None, "turn_timeout": 120.0,
+        assert room_facts == {"stand_in": "strategic", "left": [], "away": [], "notice": None, "turn_timeout": 120.0,
                               "act_by": room_facts["act_by"]}
         assert room_facts["act_by"] is None or isinstance(room_facts["act_by"], float)
         bare = {k: v for k, v in msg.items() if k not in ROOM_FACTS}

@@ -185,29 +185,39 @@ def test_forwarded_headers_count_only_from_trusted_proxies(tmp_path):
 
 
 # ---------------------------------------------------------------------- stand-ins
-def test_a_person_past_the_turn_timeout_has_their_turn_played_and_everyone_is_told(tmp_path):
-    server = ThreadServer(tmp_path / "t.sqlite", app_options={"turn_timeout": 1.0})
+def test_a_person_past_the_turn_timeout_is_played_for_until_back_and_everyone_is_told(tmp_path):
+    server = ThreadServer(tmp_path / "t.sqlite", app_options={"turn_timeout": 2.0})
     try:
         c = Client(server.port)
         out = c.create(rules="pagat", seats=PEOPLE, seed=7, pace_ms=0)
         table, tokens = out["table"], {e["seat"]: e["token"] for e in out["seats"] if "token" in e}
         first = c.state(table, tokens[0])
-        assert first["to_act"] and first["turn_timeout"] == 1.0 and first["act_by"] is not None
+        assert first["to_act"] and first["turn_timeout"] == 2.0 and first["act_by"] is not None
         started = time.time()
         deadline = started + 30
         while c.state(table)["current"] == 0:                      # player_0 does nothing
             assert time.time() < deadline, "no stand-in came"
             time.sleep(0.05)
-        assert time.time() - started >= 0.9                        # not before the timeout
+        assert time.time() - started >= 1.9                        # not before the timeout
         spectator = c.state(table)
-        assert spectator["notice"] == "player_0 did not act within 1 s; the stand-in (strategic) plays their turn"
+        assert spectator["notice"] == ("player_0 did not act within 2 s; the stand-in (strategic) plays for them "
+                                       "until they are back") and spectator["away"] == [0]
         assert any(e["player"] == 0 and e["text"].endswith("(stand-in)") for e in spectator["log"])
-        mine = c.settled(table, tokens[2])                         # player_2 is next and acts in time
-        assert mine["to_act"] and mine["notice"] == spectator["notice"]
-        status, after = c.act(table, tokens[2], mine["legal"][0], mine["seq"])
-        assert status == 200 and not any(e["player"] == 2 and "stand-in" in e["text"] for e in after["log"])
+        for _ in range(2):                                         # player_2 acts in time, twice
+            mine = c.settled(table, tokens[2])
+            assert mine["to_act"] and mine["notice"] == spectator["notice"]
+            waited = time.time()
+            status, after = c.act(table, tokens[2], next(a for a in mine["legal"] if a.startswith("discard"))
+                                  if mine["phase"] == "meld" else mine["legal"][0], mine["seq"])
+            assert status == 200
+            turns = c.settled(table, tokens[2])
+            assert time.time() - waited < 1.9 or turns["game_over"]   # player_0's turns no longer wait
+        assert not any(e["player"] == 2 and "stand-in" in e["text"] for e in c.state(table)["log"])
         stored = server.web.tables.store.stand_in_seqs(table)
         assert stored and all(server.web.tables.store.actions(table)[s][0] == 0 for s in stored)
+        status, st = c.call("POST", f"/api/tables/{table}/back", token=tokens[0])
+        assert status == 200 and st["away"] == [] and st["notice"] == "player_0 is back"
+        assert c.call("POST", f"/api/tables/{table}/back", token=tokens[0])[0] == 409
         c.close()
     finally:
         server.stop()
@@ -220,17 +230,25 @@ def test_the_stand_in_confirms_a_late_sheet_and_everything_survives_a_restart(tm
     room, tokens = tables.create({"rules": "pagat", "seats": ["human", "greedy", "human", "greedy"], "seed": 3,
                                   "pace_ms": 0, "stand_in": "greedy"})
     assert not room.time_out()                                    # not yet
-    while not room.waiting:                                       # nobody at the table ever acts
+    while not room.waiting:                                       # nobody at the table ever acts in time
         now[0] += 11
-        room.time_out()
+        late = room.game.current
+        if room.time_out():
+            room.run_agents()                                     # the stand-in plays the turn (and on)
+            room.back(late)                                       # then each comes back, too late
         room.run_agents()
-    assert room.waiting == {0, 2} and room.message(None)["act_by"] == room.sheet_at + 10
+    assert room.waiting == {0, 2} and not room.away and room.message(None)["act_by"] == room.sheet_at + 10
     now[0] += 9
     assert not room.time_out() and room.waiting
     now[0] += 2
-    assert room.time_out() and not room.waiting
-    assert room.message(None)["notice"] == ("player_0, player_2 did not confirm the sheet of round 1 in time; "
-                                            "the stand-in confirmed it")
+    assert room.time_out() and not room.waiting and room.away == {0, 2}
+    assert room.message(None)["notice"] == ("player_0, player_2 did not confirm the sheet of round 1 within 10 s; "
+                                            "the stand-in (greedy) confirmed it and plays for them until they "
+                                            "are back")
+    room.run_agents()                                             # both away: the stand-in plays on without waiting
+    assert room.waiting == {0, 2} and room.deadline() == room.sheet_at   # the next sheet: confirmed at once
+    assert room.time_out() and not room.waiting and room.away == {0, 2}
+    room.back(0)
     room.leave(2)
     with pytest.raises(TableError, match="you left this table"):
         room.act(2, "draw")

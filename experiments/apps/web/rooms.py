@@ -18,12 +18,14 @@ operator allows it: whoever chose it knows every hand.
 When a round ends, the table waits until every person at it has seen the
 round's score sheet (:data:`~experiments.apps.web.messages.NEXT_ROUND`); agents
 wait too.  Nobody can hold a table up: a person who has not acted (or confirmed
-the sheet) ``turn_timeout`` seconds after it became their turn has their turn
-played (or the sheet confirmed) by the table's stand-in agent (chosen at
-creation, ``strategic`` by default), and a person may leave the table, the
-stand-in then playing their seat; the table says so to everyone (``notice``, and
-each stand-in move's words in the log) and the record lists the stand-in's
-actions.
+the sheet) ``turn_timeout`` seconds after it became their turn is *away*: the
+table's stand-in agent (chosen at creation, ``strategic`` by default) plays the
+rest of that turn (or confirms the sheet) and their seat from then on, without
+waiting, until they say they are back (:meth:`Room.back`, or they act); a person
+may also leave the table for good.  A stalled person thus costs the others one
+turn timeout, not one per turn.  The table says so to everyone (``notice``,
+``away``, ``left``, and each stand-in move's words in the log) and the record
+lists the stand-in's actions.
 
 A finished table leaves memory (:meth:`Tables.get` rebuilds it from its log when
 someone asks for it, and only the newest ``keep_finished`` stay in the file), and
@@ -80,7 +82,7 @@ PER_CLIENT = 10
 #: finished tables kept in the file (default); the oldest go first
 KEEP_FINISHED = 2000
 #: extra keys of a seat's message (besides messages.seat_message's): the table's public facts about stand-ins
-ROOM_FACTS = ("stand_in", "left", "notice", "turn_timeout", "act_by")
+ROOM_FACTS = ("stand_in", "left", "away", "notice", "turn_timeout", "act_by")
 STALE = "this table was reloaded meanwhile; fetch its state and try again"
 
 
@@ -126,6 +128,9 @@ class Room:
         #: seats whose person left (the stand-in plays them); the seat the stand-in covers this turn
         self.left: Set[int] = set()
         self.covering: Optional[int] = None
+        #: seats whose person let their time run out and has not said they are back (not kept in the file:
+        #: after a restart they have their time again)
+        self.away: Set[int] = set()
         #: the last stand-in event in words (shown to everyone), and the action numbers stand-ins made
         self.notice: Optional[str] = None
         self.stand_in_moves: Set[int] = set()
@@ -181,14 +186,15 @@ class Room:
         if self.over or self.waiting:
             return False
         p = self.game.current
-        return p in self.agents or p in self.left or (p == self.covering and self.game.turn_player == p)
+        return (p in self.agents or p in self.left or p in self.away
+                or (p == self.covering and self.game.turn_player == p))
 
     def deadline(self) -> Optional[float]:
         """When (``clock()``) the stand-in acts for the person the table waits for; ``None``: nobody."""
         if self.over or self.turn_timeout <= 0 or not self.live:
             return None
-        if self.waiting:
-            return self.sheet_at + self.turn_timeout
+        if self.waiting:                         # a person away confirms at once, through the stand-in
+            return self.sheet_at if self.waiting & self.away else self.sheet_at + self.turn_timeout
         p = self.game.current
         if self.labels[p] == HUMAN and not self.agent_to_act():
             return self.changed_at + self.turn_timeout
@@ -223,7 +229,8 @@ class Room:
                 msg = seat_message(view, self.id, self.row.rules, self.labels, self.seq, spectator=seat is None,
                                    facts=self.facts(seat))
                 deadline = self.deadline()
-                msg.update(stand_in=self.row.stand_in, left=sorted(self.left), notice=self.notice,
+                msg.update(stand_in=self.row.stand_in, left=sorted(self.left), away=sorted(self.away),
+                           notice=self.notice,
                            turn_timeout=self.turn_timeout or None,
                            act_by=None if deadline is None else round(deadline, 3))
                 self._cache[seat] = msg
@@ -313,6 +320,7 @@ class Room:
                 raise TableError(f"{name} is not legal now: {reason}", 409)
             if self.covering == seat:                # back in time: the person plays the rest of the turn
                 self.covering = None
+            self.away.discard(seat)
             self.apply(a, person=True)
 
     def seen(self, seat: int, stand_in: bool = False) -> None:
@@ -345,6 +353,7 @@ class Room:
             except sqlite3.Error as e:
                 raise TableError(f"the server could not save that ({e}); try again", 503) from None
             self.left.add(seat)
+            self.away.discard(seat)
             self.waiting.discard(seat)
             self.notice = f"player_{seat} left the table; the stand-in ({self.row.stand_in}) plays their seat"
             self.touch()
@@ -352,24 +361,45 @@ class Room:
 
     def time_out(self) -> bool:
         """If the person the table waits for is past their time, the stand-in takes over: it confirms the
-        waiting sheets, or plays the rest of the turn; returns whether it did (said to everyone)."""
+        waiting sheets (at once for a person away), or plays the rest of the turn and the seat from then on
+        (the person is away until :meth:`back`); returns whether it did (said to everyone)."""
         with self.lock:
             deadline = self.deadline()
             if deadline is None or self.clock() < deadline:
                 return False
-            late = f"did not act within {self.turn_timeout:g} s"
+            spec = self.row.stand_in
             if self.waiting:
-                who = sorted(self.waiting)
+                late = self.clock() >= self.sheet_at + self.turn_timeout
+                who = sorted(self.waiting if late else self.waiting & self.away)
                 for seat in who:
                     self.seen(seat, stand_in=True)
-                names = ", ".join(f"player_{p}" for p in who)
-                self.notice = f"{names} did not confirm the sheet of round {self.round_end['round']} in time; " \
-                              "the stand-in confirmed it"
+                if late:
+                    self.away |= set(who)
+                    names = ", ".join(f"player_{p}" for p in who)
+                    self.notice = (f"{names} did not confirm the sheet of round {self.round_end['round']} within "
+                                   f"{self.turn_timeout:g} s; the stand-in ({spec}) confirmed it and plays for them "
+                                   "until they are back")
             else:
                 self.covering = p = self.game.current
-                self.notice = f"player_{p} {late}; the stand-in ({self.row.stand_in}) plays their turn"
+                self.away.add(p)
+                self.notice = (f"player_{p} did not act within {self.turn_timeout:g} s; the stand-in ({spec}) plays "
+                               "for them until they are back")
             self._changed()
             return True
+
+    def back(self, seat: int) -> None:
+        """The person at ``seat``, away, is back: the table waits for them again (said to everyone)."""
+        with self.lock:
+            if not self.live:
+                raise TableError(STALE, 409)
+            if seat not in self.away:
+                raise TableError("you are not away: the table waits for you already", 409)
+            self.away.discard(seat)
+            if self.covering == seat:
+                self.covering = None
+            self.notice = f"player_{seat} is back"
+            self.touch()
+            self._changed()
 
     def apply(self, a: int, person: bool = False, stand_in: bool = False) -> None:
         """Write legal action ``a`` of the player to act, then apply it and tell the listeners (``person``:

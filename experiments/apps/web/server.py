@@ -12,6 +12,7 @@ route                                    what
                                          without one, the spectator's)
 ``POST /api/tables/ID/act``              ``{"action": NAME, "seq": N}`` (``seq`` optional)
 ``POST /api/tables/ID/leave``            the seat's person leaves; the table's stand-in plays it
+``POST /api/tables/ID/back``             the seat's person, away after the turn timeout, is back
 ``GET /api/tables/ID/record``            the game record once the game is over
 ``GET /api/options``                     the presets and the seat kinds this server offers
                                          (``seats_for``: per preset, the kinds that can play it)
@@ -140,6 +141,7 @@ class WebApp:
             Route("/api/options", self.options), Route("/api/tables", self.create, methods=["POST"]),
             Route("/api/tables/{tid}/state", self.state), Route("/api/tables/{tid}/act", self.act, methods=["POST"]),
             Route("/api/tables/{tid}/leave", self.leave, methods=["POST"]),
+            Route("/api/tables/{tid}/back", self.back, methods=["POST"]),
             Route("/api/tables/{tid}/record", self.record), WebSocketRoute("/ws/tables/{tid}", self.socket),
         ]
         hosts = list(LOCAL_HOSTS) + ["[::1]"] + ([host] if host else []) if local_only else None
@@ -433,14 +435,21 @@ class WebApp:
         return JSONResponse(await self._message(room, seat), headers=HEADERS)
 
     async def leave(self, request: Request) -> Response:
+        return await self._seat_post(request, "leave")
+
+    async def back(self, request: Request) -> Response:
+        return await self._seat_post(request, "back")
+
+    async def _seat_post(self, request: Request, what: str) -> Response:
+        """A seat's person leaves the table or is back (``Room.leave``, ``Room.back``): no fields."""
         room, seat, refused = await self._seat_request(request)
         if refused is not None:
             return refused
         try:
             body = await self._body(request, empty_ok=True)
             if body != {}:
-                raise TableError("leaving takes no fields: send {} or nothing", 400)
-            await self._run(room.leave, seat)
+                raise TableError(f"{what} takes no fields: send {{}} or nothing", 400)
+            await self._run(getattr(room, what), seat)
         except TableError as e:
             return _error(str(e), e.status)
         return JSONResponse(await self._message(room, seat), headers=HEADERS)

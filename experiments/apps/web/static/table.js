@@ -101,7 +101,10 @@
   }
   function leave() {
     if (!S || !window.confirm("Leave this table? The stand-in (" + S.stand_in + ") plays your seat from now on.")) return;
-    fetch("/api/tables/" + encodeURIComponent(TID) + "/leave", { method: "POST", headers: headers(true), body: "{}" })
+    seatPost("leave");
+  }
+  function seatPost(what) {
+    fetch("/api/tables/" + encodeURIComponent(TID) + "/" + what, { method: "POST", headers: headers(true), body: "{}" })
       .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
       .then(function (res) { if (res[0] === 200) show(res[1]); else say(res[1].error); })
       .catch(function () { saySilent("the server does not answer; retrying"); setTimeout(load, 2000); });
@@ -315,6 +318,7 @@
     $("status").textContent = status();
     $("trouble").textContent = [S.trouble, S.notice, standInTime()].filter(Boolean).join(" \u00B7 ");
     $("leave").hidden = S.seat === null || S.game_over || S.left.indexOf(S.seat) >= 0;
+    $("back").hidden = S.seat === null || S.game_over || S.away.indexOf(S.seat) < 0;
     $("seats").innerHTML = seatsHTML();
     $("piles").innerHTML = pilesHTML();
     $("teams").innerHTML = teamsHTML();
@@ -432,6 +436,7 @@
     if (b && b.dataset.action) act(b.dataset.action);
   });
   $("leave").addEventListener("click", leave);
+  $("back").addEventListener("click", function () { seatPost("back"); });
   if (TOKEN) history.replaceState(null, "", location.pathname + location.hash);
   load();
   connect();
