@@ -55,6 +55,16 @@ def round_breakdown(rules: RuleConfig, *, melded: int, clean: int, dirty: int, w
     return out
 
 
+def round_score_bound(rules: RuleConfig) -> int:
+    """A bound on what a team can score or lose in one round under ``rules``, every item of
+    :func:`round_breakdown` at its extreme: 50 points a card in play, a book per 7 cards at the largest
+    book bonus, every red three at the larger red-three value, and the going-out bonus."""
+    cards = rules.decks * 54
+    book = max(abs(rules.clean_book), abs(rules.dirty_book), abs(rules.wild_book))
+    return (50 * cards + (cards // 7 + 1) * book
+            + 2 * rules.decks * max(abs(rules.red_three_bonus), abs(rules.red_three_left)) + abs(rules.go_out_bonus))
+
+
 def melded_points(game: Any, team: int) -> int:
     """Card values of everything ``team`` has melded this round, books included."""
     pts = 0
@@ -97,4 +107,5 @@ def team_round_score(game: Any, team: int) -> Dict[str, int]:
                            red_threes_left=red_left)
 
 
-__all__ = ["BREAKDOWN_KEYS", "BREAKDOWN_LABELS", "round_breakdown", "melded_points", "table_score", "team_round_score"]
+__all__ = ["BREAKDOWN_KEYS", "BREAKDOWN_LABELS", "round_breakdown", "round_score_bound", "melded_points", "table_score",
+           "team_round_score"]

@@ -81,6 +81,7 @@ from .episode import EpisodeRules
 from .observation import observation_names, observation_size
 from .render import render_text
 from .render_image import render_game
+from .scoring import round_score_bound
 from .turns import agent_action, observe_into, play_to_seat
 
 #: the entry-point group of the function ``(spec, seed) -> agent`` that builds an agent from a spec string
@@ -122,14 +123,11 @@ def observation_bounds(rules: RuleConfig) -> Tuple[np.ndarray, np.ndarray]:
 
     Counts, sizes and flags lie in [0, H] with H = 50 x the cards in play (the largest entry is the
     provisional meld value / 100, at most 50 points a card); the team scores and table points
-    (in thousands) within +-S, S a bound on what a team can score or lose in ``rounds + 1`` rounds:
-    50 points a card, a book per 7 cards, every red three and the going-out bonus.
+    (in thousands) within +-S, S a bound on what a team can score or lose in ``rounds + 1`` rounds
+    (:func:`handfoot_env.scoring.round_score_bound` a round).
     """
     cards = rules.decks * 54
-    book = max(abs(rules.clean_book), abs(rules.dirty_book), abs(rules.wild_book))
-    per_round = (50 * cards + (cards // 7 + 1) * book + 2 * rules.decks * max(abs(rules.red_three_bonus),
-                 abs(rules.red_three_left)) + abs(rules.go_out_bonus))
-    big_s = (rules.rounds + 1) * per_round / 1000.0
+    big_s = (rules.rounds + 1) * round_score_bound(rules) / 1000.0
     names = observation_names(rules.players, rules.teams)
     signed = np.array([n.endswith(("score/1000", "round_table_points/1000")) for n in names])
     low = np.where(signed, -big_s, 0.0).astype(np.float32)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional, Sequence
 
-from experiments.apps.web.public import books_met, going_out_books, meld_entry, round_minimum
+from experiments.apps.web.public import books_met, meld_entry
 from handfoot_env.actions import ACTION_NAMES
 from handfoot_env.cards import CODES, codes_of
 from handfoot_env.scoring import table_score
@@ -61,7 +61,7 @@ def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str],
     shown = history[-LOG_LENGTH:]
     texts = texts[-len(shown):] if len(texts) >= len(shown) and shown else [None] * len(shown)
     waiting = sorted(int(p) for p in (f.get("waiting") or ()))
-    need = going_out_books(v.rules, v.round)
+    need = v.rules.going_out_books(v.round)
     to_act, legal = (v.to_act, list(v.legal_names)) if own else (False, [])
     if waiting and own:
         to_act = v.seat in waiting
@@ -96,7 +96,7 @@ def seat_message(view: SeatView, table: str, rules: str, players: Sequence[str],
         "stock_size": v.stock_size,
         "round": v.round,
         "rounds": v.rules.rounds,
-        "minimum": round_minimum(v.rules, v.round, v.minimum),
+        "minimum": v.rules.round_minimum(v.round),
         "going_out": list(need),
         "books_met": [books_met(c, need) for c in v.book_counts],
         "scores": list(v.scores),

@@ -7,10 +7,9 @@ round's end the melds, books, red threes, card counts and every team's score
 breakdown are on the table.  No function returns a card from a hand, a foot or
 the stock.
 
-The round's requirements are read through :func:`going_out_books` and
-:func:`round_minimum` only, so that rules whose requirements change from round to
-round (``RuleConfig.going_out_books(round)``, ``RuleConfig.round_minimum(round)``)
-are shown as they apply.
+The round's requirements are the rules' own accessors (``RuleConfig.going_out_books(round)``,
+``RuleConfig.round_minimum(round)``), so that rules whose requirements change from round to round
+are shown as they apply; :func:`books_met` says whether a team meets them.
 """
 from __future__ import annotations
 
@@ -25,23 +24,6 @@ from handfoot_env.scoring import BREAKDOWN_KEYS, BREAKDOWN_LABELS
 #: the rows of a round's score sheet: ``(key, label)``, the round total last
 SHEET_ITEMS: Tuple[Tuple[str, str], ...] = tuple((k, BREAKDOWN_LABELS[k]) for k in BREAKDOWN_KEYS) + (
     ("total", "round total"),)
-
-
-def going_out_books(rules: Any, round: int) -> Tuple[int, int, int]:
-    """The books (clean, dirty, wild) a team needs before one of its players may go out in ``round``
-    (1-based, as ``Game.round`` counts)."""
-    per_round = getattr(rules, "going_out_books", None)
-    if callable(per_round):
-        clean, dirty, wild = per_round(round)
-        return int(clean), int(dirty), int(wild)
-    return int(rules.go_out_clean), int(rules.go_out_dirty), int(rules.go_out_wild)
-
-
-def round_minimum(rules: Any, round: int, current: int) -> int:
-    """The first-meld minimum of ``round`` (``current``: the game's own figure, used when the rules
-    have no per-round accessor)."""
-    per_round = getattr(rules, "round_minimum", None)
-    return int(per_round(round)) if callable(per_round) else int(current)
 
 
 def books_met(counts: Sequence[int], need: Sequence[int]) -> bool:
@@ -119,5 +101,5 @@ def discard_reason(game: Game, seat: int) -> Optional[str]:
     return reasons[0] if reasons else "there is no card to discard"
 
 
-__all__ = ["going_out_books", "round_minimum", "books_met", "action_text", "round_summary", "discard_reason",
+__all__ = ["books_met", "action_text", "round_summary", "discard_reason",
            "SHEET_ITEMS", "meld_entry"]
