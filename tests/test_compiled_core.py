@@ -16,6 +16,7 @@ from handfoot_env import handfoot_v0
 from handfoot_env.compiled import available, resolve_core
 
 from handfoot_env.config import PRESETS, load_rules
+from handfoot_env.turns import ReferenceGame
 from handfoot_env.engine import Game, IllegalActionError
 
 from .soak import compare_engine_game, compare_game
@@ -167,7 +168,9 @@ def test_core_names_resolve():
     with pytest.raises(ValueError, match="core must be"):
         resolve_core("fast")
     env = handfoot_v0.env(core="reference")
-    assert env.unwrapped.core == "reference" and type(env.unwrapped.game) is Game
+    # the reference engine's Game with the interface's reading methods (turns.ReferenceGame)
+    assert env.unwrapped.core == "reference" and type(env.unwrapped.game) is ReferenceGame
+    assert isinstance(env.unwrapped.game, Game)
     assert handfoot_v0.env().unwrapped.core == "compiled"
 
 
