@@ -6,13 +6,16 @@ import dataclasses
 import random
 import sys
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+import agents
 from agents import Agent, GreedyAgent, RandomAgent, StrategicAgent, make_agent
 from agents.strategic import plan_meld_out
 from handfoot_env import Game
-from handfoot_env.actions import ANSWER_NO, ANSWER_YES, DISCARD_ACTION, DRAW, MELD_ACTION, PICKUP
+from handfoot_env.actions import ANSWER_NO, ANSWER_YES, DISCARD_ACTION, DRAW, MELD_ACTION, NUM_ACTIONS, PICKUP
 from handfoot_env.cards import BLACK3, NUM_KINDS, NUM_SLOTS, WILD_SLOT, counts_of
 from handfoot_env.config import load_rules
 from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE, MELD_PHASE, max_actions_per_game
@@ -298,3 +301,33 @@ def test_phases_are_handled():
 
     play("pagat", ["strategic", "greedy"], seed=8, check=check)
     assert {DRAW_PHASE, MELD_PHASE} <= seen
+
+
+def test_the_policy_networks_numpy_and_torch_paths_agree():
+    """agents/policy.py holds a policy network's forward pass: NumPy for one observation, torch for many
+    (the samplers and the search rollouts); the two agree within float32 rounding, and the torch path's
+    greedy choice (its last layer only for the legal columns) is the NumPy argmax over the legal logits."""
+    from agents.policy import NumpyPolicy, TorchPolicy, load_actor
+    from agents.registry import SHIPPED
+    from handfoot_env.observation import encode_observation
+    w = load_actor(Path(agents.__file__).parent / SHIPPED["champion"])
+    numpy_pol, torch_pol = NumpyPolicy(w), TorchPolicy(w)
+    g, rng, rows, masks = Game("pagat"), random.Random(5), [], []
+    g.reset(seed=5)
+    while len(rows) < 60 and not g.game_over:
+        legal = g.legal_actions()
+        if len(legal) > 1:
+            rows.append(encode_observation(g, g.current, legal))
+            m = np.zeros(NUM_ACTIONS, np.int8)
+            m[legal] = 1
+            masks.append(m)
+        g.apply_legal(rng.choice(legal))
+    obs, mask = np.stack(rows).astype(np.float32), np.stack(masks)
+    z_np = numpy_pol.logits(obs)
+    np.testing.assert_allclose(torch_pol.logits(obs), z_np, rtol=1e-4, atol=1e-4)
+    best = torch_pol.best(obs, mask)
+    legal_z = np.where(mask > 0, z_np, -np.inf)
+    top2 = np.sort(legal_z, axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-3                     # rows whose best action no rounding can change
+    assert clear.sum() > 40
+    assert (best[clear] == legal_z.argmax(axis=1)[clear]).all()

@@ -59,7 +59,7 @@ from experiments.runs import fresh_path, resolve_resume, write_json
 from experiments.training.config import TrainConfig, check_spec
 from experiments.training.backends import backend
 from experiments.training.sampler_group import SamplersLost
-from experiments.training.trainer import TrainingInterrupted, train
+from experiments.training.trainer import TrainingInterrupted, train, warm_core
 from experiments.config import CommandParser
 from experiments.config import command, handfoot_command
 
@@ -450,14 +450,6 @@ def run_experiment(cfg: ExperimentConfig, quiet: bool = False, argv: Optional[Li
     write_json(run / "experiment.json", summary)
     write_report(run, cfg, result, evals, timings)
     return summary
-
-
-def warm_core(tc: TrainConfig) -> None:
-    """The compiled core loaded before training starts its progress bar, when the batched samplers play
-    on it: the first run after an install compiles it here, saying so, and the bar's rate starts after."""
-    from handfoot_env.compiled import available, load, resolve_core
-    if backend(tc.backend).family == "rollout" and available() and resolve_core(tc.batched.core) == "compiled":
-        load()
 
 
 def _has_checkpoint(run: Path) -> bool:

@@ -17,7 +17,7 @@ from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import resolve_resume
 from experiments.training.config import TrainConfig, load_train_config
 from experiments.training.backends import backend
-from experiments.training.trainer import train
+from experiments.training.trainer import train, warm_core
 from experiments.config import CommandParser
 from experiments.config import command
 
@@ -79,6 +79,7 @@ def train_main(argv: Optional[List[str]] = None) -> int:
         use_ray(cfg, args.ray)
     if args.resume:
         resolve_resume(args.resume)
+    warm_core(cfg)
     result = train(cfg, resume=args.resume, quiet=args.quiet, argv=["handfoot", "train"] + argv)
     fe = result.get("final_eval")
     print(f"run folder: {result['run']}  ({result['timesteps']:,} timesteps, {result['wall_s']:.0f}s)")

@@ -529,6 +529,15 @@ def run_session(trainer: Trainer, info: Dict[str, Any]) -> Dict[str, Any]:
     return result
 
 
+def warm_core(cfg: TrainConfig) -> None:
+    """The compiled core loaded before training starts its progress bar, when the batched samplers play
+    on it: the first run after an install compiles it here, saying so, and the bar's rate starts after
+    (``handfoot train`` and ``handfoot experiment`` call it)."""
+    from handfoot_env.compiled import available, load, resolve_core
+    if backend(cfg.backend).family == "rollout" and available() and resolve_core(cfg.batched.core) == "compiled":
+        load()
+
+
 def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bool = False,
           argv: Optional[List[str]] = None) -> Dict[str, Any]:
     """Run (or continue) one training run of any backend in its run folder; returns

@@ -2,8 +2,8 @@
 
     handfoot serve [--host 127.0.0.1] [--port 8000] [--db PATH]
 
-Needs the ``web`` extra (``pip install 'handfoot[web]'``); without it the command
-says so in one line.  Binds to localhost unless told otherwise, and warns when
+Needs the ``web`` extra (``bash scripts/setup.sh web``, which adds it to the set-up's venv); without it
+the command says so in one line.  Binds to localhost unless told otherwise, and warns when
 bound elsewhere: the server speaks plain HTTP, so on a network anyone who sees the
 traffic sees the seat links (docs/reverse_proxy.md: HTTPS in front of it).
 Ctrl-C stops it: one line, exit status 130.
@@ -19,7 +19,7 @@ from pathlib import Path
 from experiments.config import CommandParser, command
 
 MISSING = ("the browser table needs the 'web' extra (starlette, uvicorn, websockets): "
-           "pip install 'handfoot[web]'")
+           "bash scripts/setup.sh web")
 
 
 def serve_parser():
