@@ -84,3 +84,14 @@ def _empty_module_caches():
         if clear is not None:
             clear()
     yield
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright, one per test module (the browser tests' pages)."""
+    from tests.test_viewer import CHROMIUM_FLAGS, _browser
+    pw_api, exe = _browser()
+    with pw_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from tests.test_viewer import CHROMIUM_FLAGS, _artifacts, _browser  # noqa: E402
+from tests.test_viewer import _artifacts  # noqa: E402
 from tests.web_client import Client, ThreadServer, free_port, start_process  # noqa: E402
 
 #: an action id as the server names it (draw, lay_red_three, meld:7:3:0:0, discard:K, ...)
@@ -32,15 +32,6 @@ def server(tmp_path_factory):
     s = ThreadServer(tmp_path_factory.mktemp("words") / "tables.sqlite")
     yield s
     s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw_api, exe = _browser()
-    with pw_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
 
 
 def _page(browser, url, errors):
