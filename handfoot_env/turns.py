@@ -33,9 +33,12 @@ class ReferenceGame(Game):
         """Observation and mask of ``seat`` into ``obs`` (float32) and ``mask`` (int8); the legal count."""
         return len(self.observe_legal(seat, obs, mask))
 
-    def observe_legal(self, seat: int, obs: np.ndarray, mask: np.ndarray) -> List[int]:
-        """:meth:`observe`, returning the legal list of ``seat`` (empty unless it is to act)."""
-        legal = self.legal_actions() if self.current == seat and self.phase != GAME_OVER else []
+    def observe_legal(self, seat: int, obs: np.ndarray, mask: np.ndarray,
+                      legal: Optional[Sequence[int]] = None) -> Sequence[int]:
+        """:meth:`observe`, returning the legal list of ``seat`` (empty unless it is to act; ``legal``: that
+        list when the caller has it).  :func:`observe_into` calls it on a plain ``Game`` too."""
+        if legal is None:
+            legal = self.legal_actions() if self.current == seat and self.phase != GAME_OVER else []
         obs[:] = encode_observation(self, seat, legal)
         mask[:] = 0
         mask[legal] = 1
@@ -76,12 +79,7 @@ def observe_into(game: Any, seat: int, obs: np.ndarray, mask: np.ndarray,
     zeros unless ``seat`` is to act) on either core; the number of legal actions (``legal``: the player
     to act's legal list when the caller has it)."""
     if isinstance(game, Game):
-        if legal is None:
-            legal = game.legal_actions() if game.current == seat and game.phase != GAME_OVER else []
-        obs[:] = encode_observation(game, seat, legal)
-        mask[:] = 0
-        mask[legal] = 1
-        return len(legal)
+        return len(ReferenceGame.observe_legal(game, seat, obs, mask, legal))
     return game.observe(seat, obs, mask)
 
 
