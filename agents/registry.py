@@ -157,6 +157,48 @@ def _shipped(name: str, seed: int) -> Agent:
     return PolicyAgent(load_actor(path), seed=seed, name=name)
 
 
+def policy_weights(spec: str) -> Dict[str, Any]:
+    """The network weights (:func:`agents.policy.load_actor`'s dict, checked) of a trained policy named by
+    ``spec``: a shipped agent (``champion``), ``policy:PATH`` (a ``?sample`` suffix is ignored) or a bare
+    path of what ``policy:PATH`` loads (a checkpoint or run folder, an ``actor.npz``, a ``model.zip``).
+    One ``ValueError`` naming ``spec`` for anything else: a heuristic or another agent spec, a path that is
+    missing, a file that is not a policy.  Training starts from these (``init`` of a training config)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"expected a trained policy (a spec such as champion or policy:PATH, or a path), got {spec!r}")
+    s = spec.strip()
+    from .policy import load_actor, load_weights, resolve_policy_path
+
+    def load(path_text: str) -> Dict[str, Any]:
+        found = resolve_policy_path(path_text)
+        if found.suffix not in (".npz", ".zip"):
+            raise ValueError(f"{str(found)!r} is neither an actor.npz, a model.zip nor a checkpoint or run folder")
+        return load_weights(path_text)
+
+    try:
+        if s in SHIPPED:
+            path = shipped_weights(s)
+            if not path.is_file():
+                raise ValueError(f"its weights {path} are not in this installation")
+            return load_actor(path)
+        if s.startswith("policy:"):
+            path_text = s[len("policy:"):]
+            if path_text.endswith("?sample"):
+                path_text = path_text[: -len("?sample")]
+            if not path_text:
+                raise ValueError("policy:PATH needs a path")
+            return load(path_text)
+        if Path(s).expanduser().exists():
+            return load(s)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{spec!r} is not a trained policy: {e}") from None
+    name = spec_arguments(s)[0] if "(" in s else s
+    if name in BUILTIN or name == SEARCH or name.startswith(PREFIXES) or name in plugin_agents():
+        raise ValueError(f"{spec!r} is an agent without network weights; expected a trained policy: "
+                         f"{', '.join(SHIPPED)}, policy:PATH or a path to a saved policy")
+    raise ValueError(f"{spec!r}: no such file or folder, nor a shipped policy ({', '.join(SHIPPED)}); expected "
+                     f"{', '.join(SHIPPED)}, policy:PATH or a path to a saved policy")
+
+
 def _is_builtin_name(name: str) -> bool:
     return name in BUILTIN or name in PREFIXES or name in _EXTRA_NAMES
 
@@ -287,5 +329,5 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
                      f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "BUILTIN", "SHIPPED", "SEARCH",
+__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "policy_weights", "BUILTIN", "SHIPPED", "SEARCH",
            "ENTRY_POINT_GROUP"]

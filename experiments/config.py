@@ -206,7 +206,18 @@ def _from_dict(cls: Any, data: Dict[str, Any], prefix: str = "") -> Any:
         if key not in names:
             raise ConfigError(unknown_field_message(key, names, prefix))
         kwargs[key] = _convert(hints[key], value, prefix + key)
-    return cls(**kwargs)
+    obj = cls(**kwargs)
+    obj.__dict__[_GIVEN] = frozenset(kwargs)
+    return obj
+
+
+_GIVEN = "_fields_given"
+
+
+def field_given(cfg: Any, name: str) -> bool:
+    """Whether the mapping a config section was read from (:func:`config_from_dict`) set field ``name``
+    itself, rather than leaving it at its default (a section built in Python: False)."""
+    return name in cfg.__dict__.get(_GIVEN, ())
 
 
 def config_from_dict(cls: Any, data: Optional[Dict[str, Any]], source: Optional[str] = None) -> Any:

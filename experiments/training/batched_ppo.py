@@ -66,6 +66,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
+from experiments.training.config import init_weights
 from experiments.training.learner import RunContext
 from experiments.training.networks import TorchLearner, mlp, resolve_device, to_array
 from experiments.training.parallel_update import (  # noqa: F401 - linear_weight_gradients: its documented home
@@ -152,6 +153,23 @@ def actor_weights(model: ActorCritic) -> Dict[str, Any]:
             "activation": model.activation, "out": (arr(model.logits.weight), arr(model.logits.bias))}
 
 
+def load_actor_weights(model: ActorCritic, weights: Dict[str, Any]) -> None:
+    """Copy a policy's actor (:func:`actor_weights`' format, e.g. an ``actor.npz``) into ``model``'s actor,
+    input scale included, so that the model plays exactly as the policy; its critic is left as it is.  The
+    shapes must match (:func:`experiments.training.config.init_weights` sets the network's from them)."""
+    linears = [m for m in model.actor if isinstance(m, nn.Linear)] + [model.logits]
+    pairs = list(weights["layers"]) + [weights["out"]]
+    if len(pairs) != len(linears) or str(weights["activation"]) != model.activation:
+        raise ValueError(f"the policy's actor ({len(pairs) - 1} hidden layers, {weights['activation']}) does not fit "
+                         f"the network ({len(linears) - 1} hidden layers, {model.activation})")
+    with th.no_grad():
+        scale = np.asarray(weights["scale"], np.float32)[:int(weights["visible"])]
+        model.actor_scale.copy_(th.from_numpy(np.ascontiguousarray(scale)))
+        for m, (w, b) in zip(linears, pairs):
+            m.weight.copy_(th.from_numpy(np.asarray(w, np.float32)))
+            m.bias.copy_(th.from_numpy(np.asarray(b, np.float32)))
+
+
 # =========================================================================== 4. GAE
 def gae(values: np.ndarray, rewards: np.ndarray, done: np.ndarray, nxt: np.ndarray, is_open: np.ndarray,
         gamma: float, lam: float) -> np.ndarray:
@@ -235,10 +253,14 @@ class BatchedPPO(TorchLearner):
     def setup(self, run: RunContext, checkpoint: Optional[Dict[str, Any]]) -> None:
         cfg, p, net = self.cfg, self.cfg.ppo, self.cfg.network
         r = load_rules(cfg.rules)
+        # ``init`` (a new run only: a resumed one has its weights): the policy, with network.pi set to its shape
+        start = init_weights(cfg) if cfg.init is not None and checkpoint is None else None
         th.manual_seed(int(run.seed))
         self.device = resolve_device(cfg.batched.device)
         self.model = ActorCritic(r.players, r.teams, net.pi, net.vf, net.activation, net.ortho_init,
                                  net.centralised_critic).to(self.device)
+        if start is not None:
+            load_actor_weights(self.model, start)          # ``init``: the actor from a policy, a fresh critic
         self.optimizer = th.optim.Adam(self.model.parameters(), lr=p.learning_rate, eps=1e-5, fused=True)
         self.rng = np.random.Generator(np.random.PCG64(int(run.seed)))       # minibatch order
         self.run = run                                                        # run.timesteps: the annealed rate's clock
@@ -392,4 +414,4 @@ class BatchedPPO(TorchLearner):
         return True
 
 
-__all__ = ["ActorCritic", "actor_weights", "BatchedPPO", "gae", "policy_loss", "value_loss"]
+__all__ = ["ActorCritic", "actor_weights", "load_actor_weights", "BatchedPPO", "gae", "policy_loss", "value_loss"]

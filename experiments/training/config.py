@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
+import numpy as np
+
 from agents.registry import BUILTIN, make_agent
 from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
 from handfoot_env.config import load_rules
@@ -17,6 +19,8 @@ from experiments.training.learner import backend, backend_names
 #: opponent kinds of the mixture besides agent specs: the current learner, and its frozen snapshots
 SELF = "self"
 SNAPSHOTS = "self_snapshots"
+#: the backends that can start from a policy's weights (``init``)
+INIT_BACKENDS = ("batched",)
 #: the project's own training backends, in the order their names are listed (experiments.training.backends
 #: registers them; a plug-in learner adds its name to the registry)
 BUILTIN_BACKENDS = ("sb3", "rllib", "batched", "dmc")
@@ -253,6 +257,11 @@ class TrainConfig:
     """Run folder name (default NAME-sSEED; a time suffix is added if it exists)."""
     resume: Optional[str] = None
     """Checkpoint (or run folder) to continue from; same as --resume."""
+    init: Optional[str] = None
+    """Start from a trained policy's weights: a spec (champion, policy:PATH) or a path (a checkpoint or run
+    folder, an actor.npz). The actor's weights and shape (network.pi, network.activation: a config that sets
+    either to another shape is refused) come from it; the critic and the optimiser start fresh. backend:
+    batched only (null: a fresh network)."""
     progress: bool = True
     """Show tqdm progress bars."""
     backend: str = "sb3"
@@ -269,6 +278,12 @@ class TrainConfig:
         _check_choice("backend", self.backend, BUILTIN_BACKENDS + tuple(n for n in backend_names()
                                                                          if n not in BUILTIN_BACKENDS))
         validate_batched(self)
+        if self.init is not None:
+            if not self.init.strip():
+                raise ConfigError("init: expected a trained policy (champion, policy:PATH or a path), or null")
+            if self.backend not in INIT_BACKENDS:
+                raise ConfigError(f"init: starting from a policy's weights is supported by backend: "
+                                  f"{', '.join(INIT_BACKENDS)} only, not {self.backend}")
         if self.backend == "rllib":
             validate_rllib(self)
         elif self.backend == "dmc":
@@ -363,6 +378,39 @@ def check_agents(cfg: TrainConfig) -> None:
             make_agent(spec, 0)
         except Exception as e:  # noqa: BLE001 - any failure to load is the spec's problem, reported in one line
             raise ConfigError(f"{where}: cannot load agent {spec!r}: {e}") from None
+
+
+def init_weights(cfg: TrainConfig) -> Dict[str, Any]:
+    """The actor weights ``cfg.init`` names, checked against the run: a policy network (not an action-value
+    one) that reads the observation of ``cfg.rules``, whose shape fits ``network.pi`` and
+    ``network.activation`` where the config sets them; then ``cfg.network`` takes the policy's shape (so
+    the run folder's config is the network trained).  One ConfigError for anything else."""
+    from agents.policy import is_q
+    from agents.registry import policy_weights
+    from experiments.config import field_given
+    from handfoot_env.observation import observation_size
+    try:
+        weights = policy_weights(str(cfg.init))
+    except ValueError as e:
+        raise ConfigError(f"init: {e}") from None
+    if is_q(weights):
+        raise ConfigError(f"init: {cfg.init!r} is an action-value network (backend: dmc); backend: "
+                          f"{cfg.backend} starts from a policy network")
+    r = load_rules(cfg.rules)
+    n_obs = observation_size(r.players, r.teams)
+    if int(weights["visible"]) != n_obs:
+        raise ConfigError(f"init: {cfg.init!r} reads {int(weights['visible'])} observation entries, but the rules "
+                          f"{cfg.rules!r} ({r.players} players in {r.teams} teams) give {n_obs}")
+    hidden = [int(np.shape(w)[0]) for w, _ in weights["layers"]]
+    activation = str(weights["activation"])
+    net = cfg.network
+    for name, given, theirs in (("network.pi", list(net.pi), hidden), ("network.activation", net.activation,
+                                                                        activation)):
+        if field_given(net, name.split(".")[1]) and given != theirs:
+            raise ConfigError(f"{name}: {given} does not fit init {cfg.init!r}, whose actor has "
+                              f"{theirs}; leave {name} out to take the policy's")
+    net.pi, net.activation = hidden, activation
+    return weights
 
 
 def load_train_config(path: Union[str, Path, None], overrides: Optional[List[str]] = None) -> TrainConfig:

@@ -101,7 +101,7 @@ from experiments.runs import (
     write_json,
     write_text,
 )
-from experiments.training.config import TrainConfig, check_agents
+from experiments.training.config import TrainConfig, check_agents, init_weights
 from experiments.training.learner import Iteration, RunContext
 from experiments.training.backends import backend
 from experiments.training.sampler_group import SamplerGroup, SamplersLost
@@ -549,6 +549,8 @@ def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bo
     """
     cfg.validate()
     check_agents(cfg)
+    if cfg.init is not None and not (resume or cfg.resume):
+        init_weights(cfg)                   # a file that is not a policy, or a shape that does not fit: one line
     backend(cfg.backend).factory()          # a missing package (Ray for rllib) is a ConfigError before the run folder
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"python/numpy/torch": cfg.seed, "envs": None,
