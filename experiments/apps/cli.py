@@ -41,6 +41,8 @@ COMMANDS = {
     "sweep": ("experiments.sweeps.cli", "sweep_main",
               "many seeds of many variants of an experiment or evaluation, and statistics across seeds"),
     "bench": ("experiments.bench.bench", "bench_main", "measure throughput of the engine and envs"),
+    "dataset": ("experiments.datasets.cli", "dataset_main",
+                "Minari datasets of one seat's episodes: from agents' play or from game records"),
 }
 
 
