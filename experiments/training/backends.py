@@ -1,6 +1,6 @@
-"""The training backends by name: the project's four learners registered in
+"""The training backends by name: the project's five learners registered in
 :mod:`experiments.training.learner`'s registry, and the registry's look-ups (import them from here,
-so that the four are in it).  A plug-in learner registers itself the same way
+so that the five are in it).  A plug-in learner registers itself the same way
 (``register_backend``; docs/architecture.md).  The learners are named by ``module:Class`` and imported
 only when a run uses one: a ``batched`` run imports neither SB3 nor Ray.
 """
@@ -17,5 +17,7 @@ register_backend("batched", "experiments.training.batched_ppo:BatchedPPO", "roll
                  description="PPO on the batched games")
 register_backend("dmc", "experiments.training.dmc:DMCLearner", "rollout",
                  description="Deep Monte-Carlo on the batched games")
+register_backend("bc", "experiments.training.bc:BCLearner", "sampling",
+                 description="behaviour cloning from a Minari dataset (the data extra)")
 
 __all__ = ["backend", "backend_names", "register_backend"]

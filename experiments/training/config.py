@@ -23,7 +23,7 @@ SNAPSHOTS = "self_snapshots"
 INIT_BACKENDS = ("batched",)
 #: the project's own training backends, in the order their names are listed (experiments.training.backends
 #: registers them; a plug-in learner adds its name to the registry)
-BUILTIN_BACKENDS = ("sb3", "rllib", "batched", "dmc")
+BUILTIN_BACKENDS = ("sb3", "rllib", "batched", "dmc", "bc")
 
 
 @dataclass
@@ -83,6 +83,25 @@ class DMCConfig:
     or game (to the end of the game; needed with reward: game_win)."""
     max_grad_norm: float = 10.0
     """Gradient norm clip."""
+
+
+@dataclass
+class BCConfig:
+    """Behaviour cloning from a Minari dataset (``backend: bc``, :mod:`experiments.training.bc`;
+    docs/datasets.md); ``total_timesteps`` counts the decisions trained on."""
+
+    dataset: Optional[str] = None
+    """The Minari dataset id (``handfoot dataset collect ... --id ID``; MINARI_DATASETS_PATH says where)."""
+    learning_rate: float = 1e-3
+    """Adam learning rate (constant)."""
+    batch_size: int = 512
+    """Decisions per gradient step."""
+    iteration: int = 100_000
+    """Decisions per iteration (one update row, with the held-out agreement)."""
+    holdout: float = 0.05
+    """Share of the dataset's games held out (never trained on; the agreement is measured on them)."""
+    split_seed: int = 0
+    """Seed of the draw of held-out games (the same split for every run seed)."""
 
 
 @dataclass
@@ -241,6 +260,8 @@ class TrainConfig:
     """PPO hyperparameters."""
     dmc: DMCConfig = field(default_factory=DMCConfig)
     """backend: dmc only: Deep Monte-Carlo hyperparameters (network.pi sizes its Q network)."""
+    bc: BCConfig = field(default_factory=BCConfig)
+    """backend: bc only: behaviour cloning from a dataset (network.pi sizes its policy)."""
     network: NetworkConfig = field(default_factory=NetworkConfig)
     """Network sizes and critic inputs."""
     shaping: ShapingConfig = field(default_factory=ShapingConfig)
@@ -268,7 +289,7 @@ class TrainConfig:
     """Training backend (experiments.training.learner's registry): sb3 (MaskablePPO, experiments.training.sb3),
     rllib (RLlib PPO on Ray, experiments.training.rllib), batched (PPO on many games at once,
     experiments.training.batched_ppo) or dmc (Deep Monte-Carlo with action features on the batched games,
-    experiments.training.dmc)."""
+    experiments.training.dmc) or bc (behaviour cloning from a Minari dataset, experiments.training.bc)."""
     rllib: RLlibConfig = field(default_factory=RLlibConfig)
     """backend: rllib only: Ray and RLlib settings (env runners, envs per runner, ...; see docs/scaling_out.md)."""
     batched: BatchedConfig = field(default_factory=BatchedConfig)
@@ -288,6 +309,8 @@ class TrainConfig:
             validate_rllib(self)
         elif self.backend == "dmc":
             validate_dmc(self)
+        elif self.backend == "bc":
+            validate_bc(self)
         elif self.backend not in BUILTIN_BACKENDS:
             backend(self.backend).check(self)           # a plug-in learner's own checks
         _check_choice("vec_env", self.vec_env, ("subproc", "dummy"))
@@ -498,6 +521,21 @@ def validate_dmc(cfg: Any) -> None:
         raise ConfigError("network.centralised_critic: not supported by backend: dmc (it has no critic)")
     if cfg.shaping.books or cfg.shaping.points:
         raise ConfigError("shaping: not supported by backend: dmc (Monte-Carlo returns of the env reward)")
+
+
+def validate_bc(cfg: Any) -> None:
+    """Check the ``bc:`` section; a ConfigError names the field."""
+    b = cfg.bc
+    if not isinstance(b.dataset, str) or not b.dataset.strip():
+        raise ConfigError("bc.dataset: a Minari dataset id is needed (handfoot dataset collect ... --id ID)")
+    for name, v, lo, hi in (("bc.batch_size", b.batch_size, 1, 1_000_000), ("bc.iteration", b.iteration, 1, 10 ** 9),
+                            ("bc.split_seed", b.split_seed, 0, MAX_SEED)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ConfigError(f"{name}: must be an integer from {lo} to {hi:,}, got {v!r}")
+    if not b.learning_rate > 0:
+        raise ConfigError(f"bc.learning_rate: must be positive, got {b.learning_rate}")
+    if not 0.0 <= b.holdout < 1.0:
+        raise ConfigError(f"bc.holdout: must be in [0, 1), got {b.holdout}")
 
 
 #: where a learner's updates may run (``batched.device``)

@@ -149,7 +149,8 @@ class Backend:
         try:
             return getattr(importlib.import_module(module), attr)
         except ModuleNotFoundError as e:
-            hint = " (pip install 'handfoot[ray]')" if (e.name or "").startswith("ray") else ""
+            extra = {"ray": "ray", "minari": "data", "h5py": "data"}.get((e.name or "").split(".")[0])
+            hint = f" (pip install 'handfoot[{extra}]')" if extra else ""
             raise ConfigError(f"backend: {self.name} needs the package {e.name!r} (not installed){hint}") from None
 
     def factory(self) -> Callable[..., Any]:
