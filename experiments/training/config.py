@@ -208,6 +208,46 @@ class SnapshotConfig:
 
 
 @dataclass
+class LeagueConfig:
+    """League training (experiments.training.league, docs/league.md): the learner is the league's main
+    agent, its opponents drawn by prioritised fictitious self-play over the members, with main
+    exploiters trained against it. Off unless enabled; then the opponents mixture is not used."""
+
+    enabled: bool = False
+    """Train the run as a league (backend batched or dmc)."""
+    pool: List[str] = field(default_factory=list)
+    """Members from the start besides the main and its past snapshots: trained policies (champion,
+    policy:PATH), played by their network, and agent specs (strategic, greedy, ...)."""
+    self_play: float = 0.2
+    """Share of the main's games against itself (the rest: PFSP over the other members)."""
+    weighting: str = "hard"
+    """PFSP weighting of a member from the main's recent win rate x against it: hard ((1-x)^p),
+    variance (x(1-x)) or uniform."""
+    p: float = 2.0
+    """The exponent of the hard weighting."""
+    refresh_updates: int = 5
+    """Recompute the weights (and send the members' networks) every this many updates of the main."""
+    decay: float = 0.99
+    """The payoff table's recent counts of a pair are multiplied by this before each batch of its games is added."""
+    main_exploiters: int = 1
+    """Main exploiters: networks trained against the current main."""
+    exploiter_share: float = 0.25
+    """Share of the league's decisions the exploiters make (all of them together)."""
+    exploiter_games: int = 64
+    """Games each exploiter plays at once."""
+    exploiter_init: Optional[str] = None
+    """The exploiters' start weights (a trained policy's spec or path); null: the run's init, else a fresh network."""
+    exploiter_threshold: float = 0.7
+    """An exploiter restarts when its win rate against the main over its last exploiter_window games reaches this."""
+    exploiter_window: int = 100
+    """Games the threshold is measured over."""
+    exploiter_budget: int = 2_000_000
+    """An exploiter restarts after this many decisions since its last start."""
+    keep_exploiters: int = 4
+    """Frozen exploiters kept as members (the newest)."""
+
+
+@dataclass
 class EvaluationConfig:
     """Periodic evaluation with the duplicate harness (experiments.evaluation)."""
 
@@ -268,6 +308,8 @@ class TrainConfig:
     """Optional reward shaping (off by default)."""
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     """Periodic and final evaluation."""
+    league: LeagueConfig = field(default_factory=LeagueConfig)
+    """League training (off by default; docs/league.md)."""
     checkpoint_every: int = 100_000
     """Save a checkpoint every this many timesteps (0: only best and final)."""
     keep_checkpoints: int = 3
@@ -356,6 +398,8 @@ class TrainConfig:
                 check_spec(f"opponents.{k}", k)
         if sum(self.opponents.values()) <= 0:
             raise ConfigError("opponents: at least one weight must be positive")
+        if self.league.enabled:
+            validate_league(self)
         if not self.evaluation.opponents:
             raise ConfigError("evaluation.opponents: at least one opponent spec is needed")
         for spec in self.evaluation.opponents:
@@ -386,6 +430,38 @@ def check_spec(name: str, spec: str) -> None:
         raise ConfigError(f"{name}: {e}") from None
 
 
+def validate_league(cfg: TrainConfig) -> LeagueConfig:
+    """The ``league:`` section of a league run, checked; a ConfigError names the field."""
+    lc = cfg.league
+    if cfg.backend not in ("batched", "dmc"):
+        raise ConfigError(f"league: needs backend batched or dmc (the batched games), not {cfg.backend}")
+    _check_choice("league.weighting", lc.weighting, ("hard", "variance", "uniform"))
+    for name, v, lo, hi in (("league.self_play", lc.self_play, 0.0, 0.95), ("league.p", lc.p, 0.0, 100.0),
+                            ("league.decay", lc.decay, 0.0, 1.0), ("league.exploiter_share", lc.exploiter_share, 0.0, 0.9),
+                            ("league.exploiter_threshold", lc.exploiter_threshold, 0.0, 1.0)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            raise ConfigError(f"{name}: must be a number in [{lo:g}, {hi:g}], got {v!r}")
+    for name, v, lo, hi in (("league.refresh_updates", lc.refresh_updates, 1, 10 ** 9),
+                            ("league.main_exploiters", lc.main_exploiters, 0, 16),
+                            ("league.exploiter_games", lc.exploiter_games, 1, 65_536),
+                            ("league.exploiter_window", lc.exploiter_window, 1, 10 ** 6),
+                            ("league.exploiter_budget", lc.exploiter_budget, 1, 10 ** 12),
+                            ("league.keep_exploiters", lc.keep_exploiters, 0, 1000)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ConfigError(f"{name}: must be an integer from {lo} to {hi:,}, got {v!r}")
+    if len(set(lc.pool)) != len(lc.pool):
+        raise ConfigError(f"league.pool: a spec is named twice in {lc.pool}")
+    for spec in lc.pool:
+        if not isinstance(spec, str) or spec in ("main", SELF, SNAPSHOTS) or "@" in spec \
+                or spec.startswith("main_exploiter"):
+            raise ConfigError(f"league.pool: {spec!r} is not an agent spec (the main, its snapshots and the "
+                              f"exploiters are members already)")
+        check_spec("league.pool", spec)
+    if lc.exploiter_init is not None and not str(lc.exploiter_init).strip():
+        raise ConfigError("league.exploiter_init: expected a trained policy (champion, policy:PATH or a path), or null")
+    return lc
+
+
 def check_agents(cfg: TrainConfig) -> None:
     """Load every agent the run plays (opponents, evaluation opponents) once, in this process.
 
@@ -394,6 +470,8 @@ def check_agents(cfg: TrainConfig) -> None:
     """
     specs = [(f"opponents.{k}", k) for k, w in cfg.opponents.items() if k not in (SELF, SNAPSHOTS) and w > 0]
     specs += [("evaluation.opponents", spec) for spec in cfg.evaluation.opponents]
+    if cfg.league.enabled:
+        specs += [("league.pool", spec) for spec in cfg.league.pool]
     for where, spec in specs:
         if spec in BUILTIN:
             continue

@@ -109,6 +109,7 @@ class Sampler:
         self._acts = np.zeros(len(self.games), np.int64)             # a tick's action in every game
         self.learner: Any = None                                    # TorchPolicy or TorchQPolicy (make_torch_policy)
         self.snapshots: List[Any] = []
+        self.named: Dict[str, int] = {}                             # a league's networks: member name -> pool index
         self.agents = SeatAgents()
         n = len(self.games)
         self.role = [[LEARN] * self.n_seats for _ in range(n)]
@@ -130,10 +131,17 @@ class Sampler:
         return [Game(rules) for _ in range(n)]
 
     # ------------------------------------------------------------------ policies
-    def set_policies(self, learner: Dict[str, Any], snapshots: Optional[Sequence[Dict[str, Any]]] = None) -> None:
-        """The learner's actor weights, and (when given) the snapshot pool, oldest first."""
+    def set_policies(self, learner: Dict[str, Any], snapshots: Any = None) -> None:
+        """The learner's actor weights, and (when given) the snapshot pool, oldest first; or a league's
+        pool (:func:`experiments.training.league.league_pool`: a mapping of the networks ``pool``, their
+        member ``names`` and the opponent ``mixture`` over member names, which then replaces the
+        config's)."""
         self.learner = make_torch_policy(learner, self.epsilon)
-        if snapshots is not None:
+        if isinstance(snapshots, dict):
+            self.snapshots = [make_torch_policy(w) for w in snapshots["pool"]]
+            self.named = {name: k for k, name in enumerate(snapshots["names"])}
+            self.pool = OpponentPool(dict(snapshots["mixture"]))
+        elif snapshots is not None:
             self.snapshots = [make_torch_policy(w) for w in snapshots]
 
     # ------------------------------------------------------------------ games
@@ -144,7 +152,7 @@ class Sampler:
         g.reset(seed=int(rng.integers(2 ** 31)))
         team = int(rng.integers(g.num_teams))
         kind = self.pool.sample(rng)
-        plan = plan_seats(kind, g.team_of, team, len(self.snapshots), self.snapshot_sampling, rng)
+        plan = plan_seats(kind, g.team_of, team, len(self.snapshots), self.snapshot_sampling, rng, self.named)
         self.team[i], self.kind[i] = team, kind
         self.rounds_seen[i] = 0
         self.episode[i] += 1

@@ -230,13 +230,15 @@ class SamplerGroup:
 
     @classmethod
     def for_config(cls, cfg: Any, seed: int, transport: Any = None, log: Optional[Callable[[str], None]] = None,
+                   games: Optional[int] = None, opponents: Optional[Dict[str, float]] = None,
                    **options: Any) -> "SamplerGroup":
         """The samplers of a training config's ``batched:`` section and games (rules, opponents,
         rewards); ``options``: the learner's own settings (:meth:`RolloutLearner.sampler_options`);
-        ``transport``: where they run (:func:`experiments.training.ray_samplers.transport_for`)."""
+        ``transport``: where they run (:func:`experiments.training.ray_samplers.transport_for`);
+        ``games``, ``opponents``: other than the config's (a league's exploiters)."""
         b = cfg.batched
-        return cls(int(b.samplers), int(b.games), seed, transport=transport, max_lag=int(b.max_lag), log=log,
-                   rules=cfg.rules, opponents=dict(cfg.opponents), reward=cfg.reward,
+        return cls(int(b.samplers), int(games or b.games), seed, transport=transport, max_lag=int(b.max_lag),
+                   log=log, rules=cfg.rules, opponents=dict(opponents or cfg.opponents), reward=cfg.reward,
                    reward_scale=cfg.reward_scale, max_actions=cfg.max_actions,
                    snapshot_sampling=cfg.snapshots.sampling, core=b.core, **options)
 
@@ -253,8 +255,8 @@ class SamplerGroup:
         t = self.transport
         weights = t.put(learner)
         sent = None
-        if snapshots is not None:
-            sent = self.pool = t.put(list(snapshots))
+        if snapshots is not None:       # a list of weights, or a league's pool (a mapping) as it is
+            sent = self.pool = t.put(snapshots if isinstance(snapshots, dict) else list(snapshots))
         req = _Request(decisions, shares, weights, sent, self.pool)
         self.requests += 1
         req.number = self.requests

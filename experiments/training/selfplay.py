@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Dict, Hashable, List, Optional, Sequence
+from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -60,14 +60,19 @@ class SeatPlan:
     ``self_snapshots`` before the first snapshot), :data:`SNAP` (the frozen :attr:`snapshot`) or
     :data:`AGENT` (the agent of spec :attr:`kind`)."""
     snapshot: Optional[int] = None
-    """The index in the snapshot pool (oldest first) that the :data:`SNAP` seats play, else None."""
+    """The index in the snapshot pool (oldest first; a league's pool: in its order) that the :data:`SNAP`
+    seats play, else None."""
 
 
 def plan_seats(kind: str, team_of: Sequence[int], learner_team: int, snapshots: int, sampling: str,
-               rng: np.random.Generator) -> SeatPlan:
+               rng: np.random.Generator, named: Optional[Mapping[str, int]] = None) -> SeatPlan:
     """The seats of a game whose opponents are of ``kind`` and whose learning team is ``learner_team``:
     with ``self_snapshots`` and a pool of ``snapshots`` (> 0), the frozen one the opponents play is the
-    newest (``sampling`` ``latest``) or one drawn uniformly from ``rng`` (one draw); nothing else draws."""
+    newest (``sampling`` ``latest``) or one drawn uniformly from ``rng`` (one draw); nothing else draws.
+    ``named``: kinds that are networks of the pool by name (a league's members,
+    :mod:`experiments.training.league`): such a kind's seats play the pool's entry ``named[kind]``."""
+    if named and kind in named:
+        return SeatPlan(kind, [LEARN if t == learner_team else SNAP for t in team_of], int(named[kind]))
     snap = None
     if kind == SNAPSHOTS and snapshots:
         snap = snapshots - 1 if sampling == "latest" else int(rng.integers(snapshots))

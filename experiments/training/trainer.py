@@ -160,6 +160,7 @@ class Trainer:
         self.stop = StopRequest()
         self.interrupted = False
         self.lost: Optional[SamplersLost] = None      # the samplers' transport was lost (a Ray head)
+        self.league: Any = None                       # league: the League (experiments.training.league)
 
     @property
     def own_snapshots(self) -> bool:
@@ -210,6 +211,12 @@ class Trainer:
         self.snapshots = run.snapshots
         if checkpoint is not None:
             self.state.update(checkpoint["state"])
+        if cfg.league.enabled:
+            from experiments.training.league import League
+            self.league = League(cfg, self.run, self.seed, log=self.log, scalar=self.scalar, metric=self.metric)
+            self.league.setup(self.resume, len(self.snapshots), self.timesteps, self.state,
+                              samplers_busy=run.samplers_busy)
+        if checkpoint is not None:
             truncate_metrics(self.run, self.timesteps)     # only once the checkpoint has loaded
         if self.backend.family == "rollout":
             from experiments.training.ray_samplers import transport_for     # Ray is imported only with --ray
@@ -270,6 +277,8 @@ class Trainer:
         """Before every rollout: the snapshot, evaluation and checkpoint that are due."""
         if self.freeze_snapshot_if_due(self.timesteps):
             self.snapshots_changed = True
+            if self.league is not None:
+                self.league.snapshot_added(self.timesteps, len(self.snapshots))
         self.run_schedules(self.timesteps)
 
     def run_schedules(self, steps: int) -> None:
@@ -295,6 +304,10 @@ class Trainer:
         """One rollout and one update: the trainer's samplers and the learner's update (batched
         games), or the learner's own :meth:`~experiments.training.learner.SamplingLearner.iterate`."""
         pool = list(self.snapshots) if self.snapshots_changed and not self.own_snapshots else None
+        if self.league is not None:       # the league's members and weights, when they changed
+            pool = self.league.main_pool(self.snapshots, force=pool is not None)
+            if pool is not None:
+                self.league.log_weights(self.timesteps)
         self.snapshots_changed = False
         if self.samplers is None:
             return self.learner.iterate(remaining, pool)
@@ -383,6 +396,9 @@ class Trainer:
         save_actor(self.weights(), tmp / ACTOR_FILE)
         if not self.own_snapshots:
             save_snapshots(self.snapshots, tmp / SNAPSHOTS_FILE)
+        if self.league is not None:
+            self.league.save(tmp, self.timesteps)
+            self.league.write_run_files(self.timesteps, self.writer)
         write_json(tmp / "trainer.json", {"num_timesteps": int(self.timesteps), "state": self.state,
                                           "backend": self.cfg.backend, **meta, "config": config_to_dict(self.cfg)})
         self.commit_checkpoint(tmp, path, periodic, extra)
@@ -439,6 +455,9 @@ class Trainer:
                     self.context.timesteps = self.timesteps
                     self.state["updates"] += 1
                     self.record(it, time.perf_counter() - t0)
+                    if self.league is not None:
+                        self.league.after_main(it.games, self.timesteps, self.learner.actor(),
+                                               lambda: self.stop.requested)
                     if self.bar is not None:
                         self.bar.update(it.decisions)
             self.interrupted = self.stop.requested
@@ -491,7 +510,7 @@ class Trainer:
 
     def close(self) -> None:
         """Stop the samplers and the learner, flush the logs (also after an error)."""
-        for part in (self.samplers, self.learner):
+        for part in (self.samplers, self.league, self.learner):
             try:
                 if part is not None:
                     part.close()
@@ -552,6 +571,10 @@ def train(cfg: TrainConfig, resume: Optional[Union[str, Path]] = None, quiet: bo
     if cfg.init is not None and not (resume or cfg.resume):
         init_weights(cfg)                   # a file that is not a policy, or a shape that does not fit: one line
     backend(cfg.backend).factory()          # a missing package (Ray for rllib) is a ConfigError before the run folder
+    if cfg.league.enabled and (resume or cfg.resume):
+        from experiments.runs import resolve_resume
+        from experiments.training.league import check_league_checkpoint
+        check_league_checkpoint(resolve_resume(resume or cfg.resume), cfg)   # another run's league: nothing written
     run, ck = open_run(cfg, resume or cfg.resume)
     info = session_info(cfg, ck, argv, {"python/numpy/torch": cfg.seed, "envs": None,
                                         "evaluation": cfg.evaluation.seed})
