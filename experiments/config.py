@@ -113,6 +113,24 @@ def seed_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to 2**63-1, got {text!r}") from None
 
 
+_COUNT_UNITS = {"": 1, "k": 1_000, "K": 1_000, "m": 1_000_000, "M": 1_000_000}
+
+
+def count_arg(text: str) -> int:
+    """A positive count on the command line, whole or in thousands or millions: ``5000000``, ``200k``,
+    ``5M``, ``1.5M`` (``--decisions``)."""
+    t = text.strip().replace("_", "")
+    unit = t[-1:] if t[-1:] in _COUNT_UNITS else ""
+    try:
+        value = float(t[:len(t) - len(unit)]) * _COUNT_UNITS[unit] if unit or "." in t or "e" in t.lower() \
+            else int(t)
+    except ValueError:
+        value = None
+    if value is None or not 1 <= value <= 10 ** 15 or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a positive whole number such as 5000000, 200k or 5M, got {text!r}")
+    return int(value)
+
+
 class CommandParser(argparse.ArgumentParser):
     """``argparse`` for the ``handfoot`` commands: a bad command line is a :class:`ConfigError`.
 
