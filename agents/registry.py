@@ -136,12 +136,90 @@ def _builtin(name: str, seed: int, kwargs: Dict[str, Any], spec: str) -> Agent:
     return agent
 
 
+#: a side of different agents: ``team(A,B)`` plays A in a team's first seat and B in its second
+#: (:func:`team_members`, :func:`side_specs`); ``+`` is taken (bench rows write ``A+B`` for A against B)
+TEAM = "team"
+_TEAM = re.compile(r"^team\s*\((?P<body>.*)\)\s*$", re.S)
+
+
+def _split_top(text: str) -> List[str]:
+    """``a, b(x=1, y=2), 'c,d'`` -> ``["a", "b(x=1, y=2)", "'c,d'"]``: commas inside parentheses or quotes
+    do not split."""
+    parts, cur, depth, quote = [], [], 0, None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
+
+
+def team_members(spec: str) -> Optional[List[str]]:
+    """The specs of a team spec's seats in the team's seat order: ``"team(champion, strategic)"`` ->
+    ``["champion", "strategic"]``; None for a spec that is not a team.  ``ValueError`` naming the spec for
+    a malformed team: fewer than two members, an empty one, a team inside a team."""
+    m = _TEAM.match(spec.strip()) if isinstance(spec, str) else None
+    if m is None:
+        return None
+    members = _split_top(m.group("body"))
+    if len(members) < 2 or any(not x for x in members):
+        raise ValueError(f"team spec {spec!r}: expected team(A,B) (one agent spec per seat of a team, "
+                         f"two or more), got {len(members)} member(s){' with an empty one' if members and not all(members) else ''}")
+    for x in members:
+        if _TEAM.match(x):
+            raise ValueError(f"team spec {spec!r}: a team cannot hold a team ({x!r})")
+    return members
+
+
+def side_specs(spec: str, rules: Any) -> List[str]:
+    """The agent spec of each seat of one team of ``rules`` that the side ``spec`` plays, in the team's seat
+    order (its k-th player from the dealer's left): a team spec's members, one per seat of a team, or
+    ``spec`` in every seat.  ``ValueError`` naming the spec for a team whose size is not the rules' team
+    size, or under rules without partnerships (one player per team, the ``individual`` preset).  The
+    members are not built here: :func:`check_side` does that."""
+    per_team = int(rules.players) // int(rules.teams)
+    members = team_members(spec)
+    if members is None:
+        return [spec] * per_team
+    if per_team == 1:
+        raise ValueError(f"team spec {spec!r}: these rules have no partnerships ({rules.players} players, one "
+                         f"per team), so a side is one agent")
+    if len(members) != per_team:
+        raise ValueError(f"team spec {spec!r} names {len(members)} agents, but a team of these rules has "
+                         f"{per_team} seats")
+    return members
+
+
+def check_side(spec: str, rules: Any) -> List[str]:
+    """:func:`side_specs`, each member built once (:func:`make_agent`), so that a bad spec, inside a team
+    or not, is one ``ValueError`` (or ``ImportError``) naming it."""
+    specs = side_specs(spec, rules)
+    for member in dict.fromkeys(specs):
+        try:
+            make_agent(member, 0)
+        except ValueError as e:
+            if member == spec:
+                raise
+            raise ValueError(f"team spec {spec!r}: {e}") from None
+    return specs
+
+
 #: trained agents shipped with the package: spec name -> weights file inside ``agents/``
 SHIPPED: Dict[str, str] = {"champion": "weights/champion.npz"}
 #: the search agent's spec name (not in BUILTIN: a round-robin of every built-in agent leaves it out)
 SEARCH = "search"
 #: further names reserved for agents shipped with the package: an entry point never takes them
-_EXTRA_NAMES: Tuple[str, ...] = tuple(SHIPPED) + (SEARCH,)
+_EXTRA_NAMES: Tuple[str, ...] = tuple(SHIPPED) + (SEARCH, TEAM)
 
 
 def shipped_weights(name: str) -> Path:
@@ -274,6 +352,10 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"agent seed must be an integer, got {seed!r}")
+    members = team_members(spec)
+    if members is not None:
+        raise ValueError(f"agent spec {spec!r} is a team of {len(members)} seats, not one agent: name it where a "
+                         f"side is named (handfoot evaluate --agents)")
     s, kwargs = spec_arguments(spec)
     if s in BUILTIN:
         return _builtin(s, seed, kwargs, spec)
@@ -329,5 +411,6 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
                      f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "policy_weights", "BUILTIN", "SHIPPED", "SEARCH",
+__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "policy_weights", "team_members", "side_specs",
+           "check_side", "TEAM", "BUILTIN", "SHIPPED", "SEARCH",
            "ENTRY_POINT_GROUP"]

@@ -25,7 +25,9 @@ def _parser() -> argparse.ArgumentParser:
                     "Two agents: a duel; three or more: a round-robin with a win-rate matrix and ratings.")
     p.add_argument("config", nargs="?", help="evaluation YAML (configs/eval/*.yaml); flags override its fields")
     p.add_argument("--agents", nargs="+", metavar="SPEC",
-                   help="agent specs: random, greedy, strategic, champion, policy:PATH, py:package.module:ClassName")
+                   help="agent specs: random, greedy, strategic, champion, policy:PATH, py:package.module:ClassName; "
+                        "a side of different agents: \"team(A,B)\" (A in each of its teams' first seat, B in the "
+                        "second; three specs for teams of three)")
     p.add_argument("--deals", "--games", dest="games", type=int, metavar="N",
                    help="duplicate deals per pairing, each played twice with the seats swapped (2N games); "
                         "default 100 (--games is the old name of this flag)")

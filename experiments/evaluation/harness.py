@@ -67,7 +67,7 @@ from tqdm import tqdm
 
 import handfoot_env
 from agents.base import observation_only
-from agents.registry import make_agent
+from agents.registry import check_side, make_agent, side_specs, team_members
 from experiments.evaluation.report import (_plots, _write_csv, _write_deals, add_counts, agent_stats, interrupted,
                                            numeric_stats)
 from experiments.evaluation.sprt import parse_sprt, run_sequential
@@ -170,9 +170,10 @@ class EvalConfig:
             self.rule_config()
         except RuleConfigError as e:
             raise EvalConfigError(f"'rules': {e}") from None
-        for spec in self.agents:
+        rules = self.rule_config()
+        for spec in self.agents:           # a side: one agent spec, or team(A,B) (agents.registry.side_specs)
             try:
-                make_agent(spec, 0)
+                check_side(spec, rules)
             except (ValueError, ImportError) as e:
                 raise EvalConfigError(f"'agents': {e}") from None
         return self
@@ -384,7 +385,8 @@ def eval_core(core: str, specs: Sequence[str]) -> str:
         return resolve_core(core)
     if resolve_core("auto") != "compiled":
         return "reference"
-    return "compiled" if any(observation_only(_agent_for(spec, 0)) for spec in specs) else "reference"
+    return "compiled" if any(observation_only(_agent_for(member, 0)) for spec in specs
+                             for member in team_members(spec) or [spec]) else "reference"
 
 
 def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
@@ -393,6 +395,8 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
     rules = load_rules(rules_dict)
     if core == "compiled" and not available():
         core = "reference"          # a worker without Numba (a Ray node): the same games on the reference
+    # each seat's spec: its side's agent, or a team's member for the seat's place in its team
+    side = [side_specs(spec_a, rules), side_specs(spec_b, rules)]
     out = []
     for d in deals:
         s = deal_seed(seed, d)
@@ -400,7 +404,7 @@ def _play_chunk(task: Tuple[Any, ...]) -> List[Dict[str, Any]]:
         counts: List[Dict[str, float]] = [{}, {}]
         for gi, swapped in enumerate((False, True)):
             sides = lineup(rules.teams, swapped)
-            seat_specs = [spec_a if sides[p % rules.teams] == 0 else spec_b for p in range(rules.players)]
+            seat_specs = [side[sides[p % rules.teams]][p // rules.teams] for p in range(rules.players)]
             before = [numeric_stats(_AGENT_CACHE.get((q, p))) for p, q in enumerate(seat_specs)]
             res = play_game(rules, seat_specs, s, game=gi, record=records_dir is not None, core=core)
             add_counts(counts, sides, before, [numeric_stats(_AGENT_CACHE[q, p]) for p, q in enumerate(seat_specs)])
