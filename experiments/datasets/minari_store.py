@@ -24,6 +24,7 @@ extra) is imported at the top: this module is imported only by the dataset comma
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from pathlib import Path
@@ -52,9 +53,18 @@ INFO_KEYS = ("action_mask", "seat", "round", "game")
 MASK_BYTES = (NUM_ACTIONS + 7) // 8
 
 
+def absolute_root() -> None:
+    """``MINARI_DATASETS_PATH`` made absolute in this process (Minari sizes a dataset under a relative
+    root by a path it doubles)."""
+    root = os.environ.get("MINARI_DATASETS_PATH")
+    if root and not os.path.isabs(root):
+        os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
+
+
 def check_new_id(dataset_id: str) -> Path:
     """The folder a new dataset ``dataset_id`` will take; a ValueError (one line) when the id is not
     Minari's form or the dataset exists already."""
+    absolute_root()
     if not isinstance(dataset_id, str) or not dataset_id:
         raise ValueError("--id: a dataset id is needed, e.g. handfoot/strategic-v0")
     try:
@@ -71,6 +81,7 @@ def check_new_id(dataset_id: str) -> Path:
 
 def load(dataset_id: str) -> Any:
     """``minari.load_dataset(dataset_id)``; a ValueError naming the id and where datasets are looked for."""
+    absolute_root()
     try:
         parse_dataset_id(dataset_id)
     except ValueError:

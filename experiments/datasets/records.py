@@ -149,7 +149,8 @@ def _table_game(path: Path, tid: str, rules: str, seats: str, seed: int, acts: L
         game = replay_record(rec, verify=False)         # the database keeps the actions, not the scores
     except RecordError as e:
         raise ValueError(f"{where}: fails handfoot replay --check: {e}") from None
-    rec.update(round_scores=[list(r) for r in game.round_scores], scores=list(game.scores), winner=game.winner)
+    rec.update(round_scores=[list(r) for r in game.round_scores], scores=list(game.scores), winner=game.winner,
+               game_over=bool(game.game_over))
     checked(rec, where)
     stand_in: Dict[int, int] = {}
     for _, p, _, by in acts:

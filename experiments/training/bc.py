@@ -71,7 +71,10 @@ class BCLearner(TorchLearner):
     # ------------------------------------------------------------------ data
     def read(self) -> None:
         b = self.cfg.bc
-        ds = load(b.dataset)
+        try:
+            ds = load(b.dataset)
+        except ValueError as e:
+            raise ConfigError(f"bc.dataset: {e}") from None
         meta = handfoot_metadata(ds)
         want = load_rules(self.cfg.rules).to_dict()
         if meta.get("rules") is not None and meta["rules"] != want:

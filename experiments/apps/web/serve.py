@@ -57,6 +57,10 @@ def serve_parser():
     ap.add_argument("--keep-finished", type=int, default=KEEP_FINISHED, metavar="N",
                     help="finished tables kept in the file; the oldest beyond N are deleted (their records stay in "
                          f"--records) (default {KEEP_FINISHED})")
+    ap.add_argument("--no-offer-games", action="store_true",
+                    help="mark this server's tables as not to be offered for datasets (handfoot dataset "
+                         "from-records leaves them out; the start page says so); the file keeps what the server "
+                         "needs either way")
     ap.add_argument("--trusted-proxies", default="", metavar="ADDR[,ADDR]",
                     help="the only peers whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or "
                          "networks; none by default: a client is its connection's address); docs/reverse_proxy.md")
@@ -104,7 +108,7 @@ def serve_main(argv: Optional[Sequence[str]] = None) -> int:
     web = make_app(db, agents=args.agent, limits=limits, local_only=local, durable=args.durable,
                    records=args.records, allow_chosen_seeds=args.allow_chosen_seeds,
                    abandon_after=args.abandon_after * 3600, host=args.host, turn_timeout=args.turn_timeout,
-                   keep_finished=args.keep_finished, trusted_proxies=proxies)
+                   keep_finished=args.keep_finished, trusted_proxies=proxies, offer_games=not args.no_offer_games)
     if not local:
         print(f"handfoot serve: warning: listening on {args.host}, not only this machine; the server speaks "
               "plain HTTP, so anyone on the network who sees the traffic sees the seat links", file=sys.stderr)

@@ -376,7 +376,8 @@ class WebApp:
                 "teams": {name: r.teams for name, r in rules.items()},
                 "seats_for": {name: self.tables.seat_kinds(name) for name in PRESETS},
                 "chosen_seeds": "allowed" if self.tables.allow_chosen_seeds else "one person only",
-                "turn_timeout": self.tables.turn_timeout or None, "tables_per_client": self.tables.per_client}
+                "turn_timeout": self.tables.turn_timeout or None, "tables_per_client": self.tables.per_client,
+                "offer_games": self.tables.offer_games}
 
     async def create(self, request: Request) -> Response:
         if (limited := self._limited(request)) is not None:
@@ -595,18 +596,19 @@ class WebApp:
 def make_app(db, agents=(), limits: Limits = Limits(), local_only: bool = True, durable: bool = False,
              records=None, allow_chosen_seeds: bool = False, abandon_after: float = ABANDON_AFTER,
              host: Optional[str] = None, turn_timeout: float = TURN_TIMEOUT, keep_finished: int = KEEP_FINISHED,
-             trusted_proxies=()) -> WebApp:
+             trusted_proxies=(), offer_games: bool = True) -> WebApp:
     """The application over the SQLite file ``db`` (created if missing; its tables are restored);
     ``records``: a folder that receives every finished game's record as ``ID.json``;
     ``allow_chosen_seeds``: tables of several persons may be dealt from a seed their creator chose;
     ``abandon_after``: seconds without a person's action after which a table stops counting as in play;
     ``turn_timeout``: seconds a person has to act before the table's stand-in does (0: no limit);
     ``keep_finished``: finished tables kept in the file; ``trusted_proxies``: the proxies whose forwarded
-    headers are believed (``"ADDR,ADDR"`` or a list)."""
+    headers are believed (``"ADDR,ADDR"`` or a list); ``offer_games``: whether new tables' finished games may
+    be offered for datasets (the start page says which)."""
     store = Store(db, durable=durable)
     tables = Tables(store, agents=agents, max_tables=limits.max_tables, records=records,
                     allow_chosen_seeds=allow_chosen_seeds, abandon_after=abandon_after, turn_timeout=turn_timeout,
-                    per_client=limits.tables_per_client, keep_finished=keep_finished)
+                    per_client=limits.tables_per_client, keep_finished=keep_finished, offer_games=offer_games)
     return WebApp(tables, limits, local_only, host=host, proxies=parse_proxies(trusted_proxies))
 
 

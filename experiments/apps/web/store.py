@@ -16,7 +16,10 @@ never stalls a request for long.  ``seen`` remembers which persons have seen a
 round's score sheet (the table waits for them between rounds), ``left`` which
 persons left their seat to the table's stand-in agent; an action a stand-in made
 for a person is marked ``stand_in``.  A table's ``creator`` is a digest of the
-client that created it (its share of the tables in play), never its address.
+client that created it (its share of the tables in play), never its address.  ``offered``: whether the
+table's finished game may be offered for datasets (``handfoot dataset from-records``), as the start page
+says; ``handfoot serve --no-offer-games`` creates tables with it off, and the tables of a file written
+before the column existed have it off (they were played without the start page's line).
 """
 from __future__ import annotations
 
@@ -42,7 +45,8 @@ CREATE TABLE IF NOT EXISTS tables (
     seed_chosen INTEGER NOT NULL DEFAULT 0,
     creator TEXT NOT NULL DEFAULT '',
     stand_in TEXT NOT NULL DEFAULT 'strategic',
-    finished_at REAL NOT NULL DEFAULT 0
+    finished_at REAL NOT NULL DEFAULT 0,
+    offered INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS actions (
     table_id TEXT NOT NULL REFERENCES tables(id),
@@ -71,10 +75,11 @@ MIGRATIONS = (("tables", "seed_chosen", "INTEGER NOT NULL DEFAULT 0"),
               ("tables", "creator", "TEXT NOT NULL DEFAULT ''"),
               ("tables", "stand_in", "TEXT NOT NULL DEFAULT 'strategic'"),
               ("tables", "finished_at", "REAL NOT NULL DEFAULT 0"),
+              ("tables", "offered", "INTEGER NOT NULL DEFAULT 0"),
               ("actions", "stand_in", "INTEGER NOT NULL DEFAULT 0"))
 #: seconds a statement waits for a lock held by another connection before it fails
 BUSY_TIMEOUT = 0.25
-COLUMNS = "id, created, rules, seats, seed, pace_ms, token_digests, finished, seed_chosen, creator, stand_in"
+COLUMNS = "id, created, rules, seats, seed, pace_ms, token_digests, finished, seed_chosen, creator, stand_in, offered"
 
 
 @dataclass
@@ -92,6 +97,7 @@ class TableRow:
     seed_chosen: bool = False
     creator: str = ""
     stand_in: str = "strategic"
+    offered: bool = False
 
 
 def default_db_path() -> Path:
@@ -135,9 +141,10 @@ class Store:
     def add_table(self, row: TableRow) -> None:
         with self._transaction():
             self.db.execute(
-                f"INSERT INTO tables ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO tables ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (row.id, row.created, row.rules, json.dumps(row.seats), row.seed, row.pace_ms,
-                 json.dumps(row.token_digests), int(row.finished), int(row.seed_chosen), row.creator, row.stand_in))
+                 json.dumps(row.token_digests), int(row.finished), int(row.seed_chosen), row.creator, row.stand_in,
+                 int(row.offered)))
 
     def add_action(self, table_id: str, seq: int, player: int, action: str, stand_in: bool = False) -> None:
         """Append action number ``seq`` (0-based) of a table, in one transaction (``stand_in``: a stand-in
@@ -179,7 +186,7 @@ class Store:
         for r in self._read(f"SELECT {COLUMNS} FROM tables ORDER BY created"):
             try:
                 row = TableRow(str(r[0]), float(r[1]), str(r[2]), json.loads(r[3]), int(r[4]), int(r[5]),
-                               json.loads(r[6]), bool(r[7]), bool(r[8]), str(r[9]), str(r[10]))
+                               json.loads(r[6]), bool(r[7]), bool(r[8]), str(r[9]), str(r[10]), bool(r[11]))
                 if not isinstance(row.seats, list) or not isinstance(row.token_digests, list):
                     raise ValueError("seats and token digests must be lists")
             except (TypeError, ValueError) as e:

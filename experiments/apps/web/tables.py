@@ -53,8 +53,9 @@ class Tables:
                  records: Optional[Path] = None, allow_chosen_seeds: bool = False,
                  abandon_after: float = ABANDON_AFTER, clock: Callable[[], float] = time.time,
                  turn_timeout: float = TURN_TIMEOUT, per_client: int = PER_CLIENT,
-                 keep_finished: int = KEEP_FINISHED):
+                 keep_finished: int = KEEP_FINISHED, offer_games: bool = True):
         self.store = store
+        self.offer_games = bool(offer_games)      # new tables' finished games may be offered for datasets
         self.lock = threading.RLock()
         self.records = Path(records) if records is not None else None
         self.allowed = tuple(dict.fromkeys(list(DEFAULT_AGENTS) + list(agents)))
@@ -256,7 +257,7 @@ class Tables:
             row = TableRow(id=secrets.token_urlsafe(9), created=self.clock(), rules=rules, seats=seats, seed=seed,
                            pace_ms=pace, token_digests=[digest(tokens[p]) if p in tokens else None
                                                         for p in range(len(seats))], finished=False,
-                           seed_chosen=chosen, creator=creator, stand_in=stand_in)
+                           seed_chosen=chosen, creator=creator, stand_in=stand_in, offered=self.offer_games)
             try:                                                   # agents made before anything is stored
                 room = Room(row, self.store, self.records, clock=self.clock, turn_timeout=self.turn_timeout)
             except Exception as e:  # noqa: BLE001 - an agent that cannot sit at these rules: the request's fault

@@ -35,6 +35,10 @@
     if (o.chosen_seeds !== "allowed")
       $("seed-note").textContent = "A chosen seed is refused when more than one person sits at the table: whoever " +
         "chose it would know every hand. It is shown to everyone at the table.";
+    $("offer-note").textContent = o.offer_games
+      ? "Once a game here is finished, its moves (and which seats were people) may be offered in datasets of " +
+        "games for research; no names or links are kept."
+      : "Games at this server are not offered in datasets.";
     seats();
   }).catch(function () { say("the server does not answer; reload the page"); });
   $("new").addEventListener("submit", function (ev) {
