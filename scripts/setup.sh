@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install handfoot (idempotent), showing pip's progress.
 #   bash scripts/setup.sh                      the main job's install: handfoot with torch (CPU), SB3, TensorBoard
-#   bash scripts/setup.sh dev,ray,web,examples the same plus optional extras (what scripts/test.sh installs)
+#   bash scripts/setup.sh dev,ray,web,examples,data the same plus optional extras (what scripts/test.sh installs)
 # torch is installed first, pinned, from PyTorch's CPU index, so that pip takes the CPU wheel (about
 # 750 MB) and not PyPI's default build with CUDA (several GB). TORCH_INDEX names another index (a CUDA
 # one for a GPU learner, e.g. https://download.pytorch.org/whl/cu128); TORCH_INDEX=pypi uses PyPI's.

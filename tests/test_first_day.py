@@ -265,7 +265,7 @@ def test_main_job_install_takes_no_extras_and_shows_progress():
     tests = (ROOT / "scripts" / "test.sh").read_text()
     setup = (ROOT / "scripts" / "setup.sh").read_text()
     assert re.search(r"^bash scripts/setup.sh\s*(#.*)?$", quick, re.M)
-    assert re.search(r"^bash scripts/setup.sh dev,ray,web,examples$", tests, re.M)
+    assert re.search(r"^bash scripts/setup.sh dev,ray,web,examples,data$", tests, re.M)
     installs = [line for line in setup.splitlines() if '"${PIP[@]}"' in line and "pip" not in line.split()[-1]]
     assert installs and not any(" -q" in line for line in installs if "torch" in line or "TARGET" in line)
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
