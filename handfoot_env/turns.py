@@ -109,29 +109,56 @@ def play_agent_move(agent: Any, game: Any, seat: int, legal: List[int]) -> int:
     return a
 
 
+def play_until(game: Any, waits: Optional[Callable[[int], bool]], move: Callable[[int, List[int]], int], *,
+               stop: Optional[Callable[[], bool]] = None, legal: Optional[Callable[[], List[int]]] = None,
+               apply: Optional[Callable[[int, int], Any]] = None) -> int:
+    """The game-driving loop of every runner that plays one game at a time: play ``game``'s seats until
+    a seat for which ``waits(p)`` is true must act (``waits`` None: no seat waits), or ``stop()``
+    (checked before every action; default: the game is over) is true.  ``move(p, legal)`` gives each
+    action; an illegal one raises the engine's IllegalActionError naming the reason, before anything is
+    applied.  ``legal()`` gives the player to act's legal list (default ``game.legal_actions``);
+    ``apply(p, a)`` plays a legal action (default ``game.apply_legal(a)``; a runner that keeps a record,
+    prints or steps an env does it there).
+    Returns the number of actions played.
+
+    The batched samplers play their agent seats through it, one game of the batch at a time
+    (``Sampler._advance``), as do the single-seat envs (:func:`play_to_seat`), the RLlib env, the
+    evaluation harness, the demo and the terminal table."""
+    n = 0
+    while not (stop() if stop is not None else game.game_over):
+        p = game.current
+        if waits is not None and waits(p):
+            break
+        lg = legal() if legal is not None else game.legal_actions()
+        a = int(move(p, lg))
+        if a not in lg:
+            game.step(a)                        # IllegalActionError with the reason
+        if apply is not None:
+            apply(p, a)
+        else:
+            game.apply_legal(a)
+        n += 1
+    return n
+
+
 def play_to_seat(game: Any, seat: int, move: Callable[[int, List[int]], int], rules: EpisodeRules, team: int,
                  seen: Tuple[int, bool]) -> Tuple[float, Tuple[int, bool]]:
     """Play the other seats of ``game`` until ``seat`` must act or the episode ends (or reaches its action
-    cap): ``move(player, legal)`` gives each of their actions, played here (an illegal one raises
-    IllegalActionError).  ``seen`` is ``(rounds paid, final reward paid)`` of ``team``'s seat; returns
-    its reward over those steps (:meth:`EpisodeRules.reward_since`) and the new ``seen``."""
-    rounds_seen, final_paid = seen
-    reward = 0.0
-    while True:
+    cap), through :func:`play_until`: ``move(player, legal)`` gives each of their actions.  ``seen`` is
+    ``(rounds paid, final reward paid)`` of ``team``'s seat; returns its reward over those steps
+    (:meth:`EpisodeRules.reward_since`, paid as each round ends) and the new ``seen``."""
+    state = [0.0, seen[0], seen[1]]
+
+    def stop() -> bool:
         done = rules.done(game)
-        if done or game.rounds_finished > rounds_seen:
-            r, rounds_seen, final_paid = rules.reward_since(game, team, rounds_seen, final_paid)
-            reward += r
-        if done or game.action_count >= rules.max_actions or game.current == seat:
-            return reward, (rounds_seen, final_paid)
-        p = game.current
-        legal = game.legal_actions()
-        a = int(move(p, legal))
-        if a in legal:
-            game.apply_legal(a)
-        else:
-            game.step(a)
+        if done or game.rounds_finished > state[1]:
+            r, state[1], state[2] = rules.reward_since(game, team, state[1], state[2])
+            state[0] += r
+        return done or game.action_count >= rules.max_actions
+
+    play_until(game, seat.__eq__, move, stop=stop)
+    return state[0], (state[1], state[2])
 
 
-__all__ = ["ReferenceGame", "agent_action", "play_agent_move", "play_to_seat", "view_of", "observation_of",
-           "observe_into"]
+__all__ = ["ReferenceGame", "agent_action", "play_agent_move", "play_until", "play_to_seat", "view_of",
+           "observation_of", "observe_into"]

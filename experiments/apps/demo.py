@@ -23,8 +23,9 @@ from agents.base import agent_action
 from agents.registry import make_agent
 from experiments.apps.table import make_console, score_sheet, table_renderable, team_label
 from handfoot_env.config import PRESETS, load_rules
-from handfoot_env.engine import GAME_OVER, Game
+from handfoot_env.engine import Game
 from handfoot_env.record import board_after, make_record, save_record
+from handfoot_env.turns import play_until
 from experiments.apps.viewer import write_html
 from experiments.config import CommandParser
 from experiments.config import command, handfoot_command
@@ -54,20 +55,19 @@ def run_demo(agents: Sequence[str] = DEFAULT_AGENTS, rules="pagat", seed: int = 
                       for t in range(g.num_teams))
     console.print(Text(f"Hand and Foot demo - rules {rules_name(rules)}, seed {seed}; {teams}", style="bold"))
     t0 = time.perf_counter()
-    steps = 0
-    while g.phase != GAME_OVER:
-        p = g.current
-        a = agent_action(players[p], g, p)
+
+    def apply(p: int, a: int) -> None:
         before = g.clone()
         done = len(g.round_scores)
-        g.step(a)
-        steps += 1
+        g.apply_legal(a)
         if len(g.round_scores) > done:
             det = g.round_details[-1]
             console.print(table_renderable(board_after(before, a), None, specs,
                                            title=f"End of round {det['round']} ({det['actions']} actions)",
                                            round_over=True))
             console.print(score_sheet(g))
+
+    steps = play_until(g, None, lambda p, legal: agent_action(players[p], g, p, legal), apply=apply)
     w = "a draw" if g.winner is None else f"{team_label(g, g.winner)} ({agents[g.winner % len(agents)]}) wins"
     console.print(Text("Final scores: " + ", ".join(f"team {t} {s}" for t, s in enumerate(g.scores))
                        + f" - {w}. {steps} actions in {time.perf_counter() - t0:.1f} s.", style="bold"))

@@ -42,6 +42,7 @@ from handfoot_env.actions import (
 from handfoot_env.config import RuleConfigError, load_rules
 from handfoot_env.engine import ANSWER_PHASE, GAME_OVER, Game
 from handfoot_env.record import board_after, save_record
+from handfoot_env.turns import play_until
 from experiments.apps.table import score_sheet
 from experiments.config import CommandParser
 from experiments.config import command, handfoot_command
@@ -146,27 +147,30 @@ class PlaySession:
     # -- loop
     def run(self) -> None:
         g = self.game
-        while g.phase != GAME_OVER:
-            p = g.current
-            before = g.clone()
-            if p == self.human:
-                a = self.human_turn()
-            else:
-                a = agent_action(self.agents[p], g, p)
-            text = describe_action(g, a, self.human)
-            rounds = len(g.round_scores)
-            g.step(a)
-            line = f"{self._who(p)}: {text}"
-            self.log.append(line)
-            if p != self.human or a in (ANSWER_YES, ANSWER_NO):
-                self.say(line, style="dim" if p != self.human else "")
-            if len(g.round_scores) == rounds:
-                self._announce_foot(before)
-            if len(g.round_scores) > rounds:
-                self.round_over(before, a)
-            elif p != self.human and self.delay:
-                time.sleep(self.delay)
+
+        def move(p: int, legal: List[int]) -> int:
+            return self.human_turn() if p == self.human else agent_action(self.agents[p], g, p, legal)
+
+        play_until(g, None, move, apply=self._played)
         self.say(Text(self._final_line(), style="bold"))
+
+    def _played(self, p: int, a: int) -> None:
+        """Play legal action ``a`` of seat ``p`` and tell the player what happened."""
+        g = self.game
+        before = g.clone()
+        text = describe_action(g, a, self.human)
+        rounds = len(g.round_scores)
+        g.apply_legal(a)
+        line = f"{self._who(p)}: {text}"
+        self.log.append(line)
+        if p != self.human or a in (ANSWER_YES, ANSWER_NO):
+            self.say(line, style="dim" if p != self.human else "")
+        if len(g.round_scores) == rounds:
+            self._announce_foot(before)
+        if len(g.round_scores) > rounds:
+            self.round_over(before, a)
+        elif p != self.human and self.delay:
+            time.sleep(self.delay)
 
     def _announce_foot(self, before: Game) -> None:
         g = self.game

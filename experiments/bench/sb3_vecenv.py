@@ -54,6 +54,7 @@ from handfoot_env.config import RulesLike
 from handfoot_env.engine import GAME_OVER, Game, IllegalActionError
 from handfoot_env.episode import EpisodeRules
 from handfoot_env.observation import encode_observation, mask_of, observation_size
+from handfoot_env.turns import play_until
 
 from experiments.training.selfplay import random_opponent
 
@@ -152,25 +153,12 @@ class BatchedVecEnv(VecEnv):
     def _advance(self, slot: _Slot) -> None:
         """Play the non-learner seats until the learner is to act, the episode ends or the cap is hit."""
         g = slot.game
-        seat = slot.seat
-        opp = self.opponent
-        rng = slot.rng
-        fast = opp is random_opponent
-        n = 0
-        while g.phase != GAME_OVER and g.current != seat and g.action_count < self.max_actions:
-            if self.episode == "round" and g.round_scores:
-                break
-            legal = g.legal_actions()
-            if fast:
-                g.apply_legal(legal[rng.randrange(len(legal))])
-            else:
-                a = opp(g, g.current, legal, rng)
-                if a in legal:
-                    g.apply_legal(int(a))
-                else:
-                    g.step(a)             # raises IllegalActionError naming the reason
-            n += 1
-        self.total_actions += n
+        opp, rng, cap, one_round = self.opponent, slot.rng, self.max_actions, self.episode == "round"
+
+        def stop() -> bool:
+            return g.phase == GAME_OVER or g.action_count >= cap or (one_round and bool(g.round_scores))
+
+        self.total_actions += play_until(g, slot.seat.__eq__, lambda p, legal: opp(g, p, legal, rng), stop=stop)
 
     def _start(self, i: int) -> None:
         """Start a new episode in slot ``i`` and play up to the learner's first decision."""

@@ -82,6 +82,7 @@ from handfoot_env.observation import observation_size
 from handfoot_env.config import check_seed
 from handfoot_env.compiled import available, make_game, resolve_core
 from experiments.evaluation.stats import anchor_ratings
+from handfoot_env.turns import play_until
 
 
 #: the most duplicate deals per pairing and agents per evaluation (a bound on the work one config asks for)
@@ -268,36 +269,42 @@ def play_game(rules: RuleConfig, seat_specs: Sequence[str], seed: int, game: int
     pickups = [0] * n
     books: List[List[int]] = [[0, 0, 0] for _ in range(g.num_teams)]
     log: List[Tuple[int, int]] = []
-    steps = 0
     needs_obs = [getattr(a, "needs_observation", False) for a in agents]
     needs_view = [not observation_only(a) for a in agents]
-    while not g.game_over:
-        if steps >= limit:
+
+    def stop() -> bool:
+        if g.game_over:
+            return True
+        if len(log) >= limit:
             raise RuntimeError(f"game seed {seed} did not end within {limit} actions (seats {list(seat_specs)})")
-        p = g.current
-        ag = agents[p]
+        return False
+
+    def legal() -> List[int]:
+        p = g.current                            # an agent that reads observations: one call gives all three
+        return g.observe_legal(p, obs_buf, mask_buf) if needs_obs[p] else g.legal_actions()
+
+    def move(p: int, legal: List[int]) -> int:
         obs = view = None
         if needs_obs[p]:
-            legal = g.observe_legal(p, obs_buf, mask_buf)
             obs = {"observation": obs_buf.copy(), "action_mask": mask_buf.copy()}
-        else:
-            legal = g.legal_actions()
         if needs_view[p]:
             view = g.seat_view(p, legal)
-        a = ag.act(obs, view)
+        a = agents[p].act(obs, view)
         if a not in legal:
             raise RuntimeError(f"agent {seat_specs[p]!r} in seat {p} chose illegal action {a!r} "
-                               f"(game seed {seed}, step {steps})")
-        a = int(a)
+                               f"(game seed {seed}, step {len(log)})")
+        return a
+
+    def apply(p: int, a: int) -> None:
         actions[p] += 1
         if a == PICKUP:
             pickups[p] += 1
-        if record:
-            log.append((p, a))
-        steps += 1
+        log.append((p, a))
         ended = g.apply_legal_books(a)           # a finished round's books, before the next deal
         if ended is not None:
             _add_books(books, ended)
+
+    play_until(g, None, move, stop=stop, legal=legal, apply=apply)
     return _game_summary(g, seat_specs, seed, books, actions, pickups, log if record else None)
 
 

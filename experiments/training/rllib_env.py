@@ -52,6 +52,7 @@ from handfoot_env.config import load_rules
 from handfoot_env.engine import GAME_OVER
 from handfoot_env.env import raw_env
 from handfoot_env.observation import observation_size
+from handfoot_env.turns import play_until
 from experiments.training.config import SELF, SNAPSHOTS
 from experiments.training.selfplay import LEARN, SELF_NET, SNAP, OpponentPool, SeatAgents, plan_seats
 
@@ -168,16 +169,13 @@ class HandFootMultiAgentEnv(MultiAgentEnv):
         return bool(self.env.terminations[name]), bool(self.env.truncations[name])
 
     def _advance(self, rewards: Dict[str, float]) -> Tuple[bool, bool]:
-        """Play the seats handled inside the env until an agent must act or the game ends."""
+        """Play the seats handled inside the env (through the AEC env, which pays the rewards) until an
+        agent must act or the game ends."""
         g = self.game
-        while True:
-            term, trunc = self._done()
-            if term or trunc:
-                return term, trunc
-            p = g.current
-            if self.seat_ids[p] is not None:
-                return False, False
-            self._step_env(agent_action(self.seat_agent[p], g, p), rewards)
+        play_until(g, lambda p: self.seat_ids[p] is not None,
+                   lambda p, legal: agent_action(self.seat_agent[p], g, p, legal),
+                   stop=lambda: any(self._done()), apply=lambda p, a: self._step_env(a, rewards))
+        return self._done()
 
     def _result(self, truncated: bool) -> Dict[str, Any]:
         g = self.game

@@ -33,6 +33,7 @@ from handfoot_env.observation import (
     observation_size,
     state_size,
 )
+from handfoot_env.turns import play_until
 
 
 
@@ -253,32 +254,34 @@ class Sampler:
         return k
 
     def _advance(self, i: int) -> None:
-        """Play heuristic seats (and start new games) until a network seat of game ``i`` must act."""
+        """Play heuristic seats (and start new games) until a network seat of game ``i`` must act, through
+        :func:`~handfoot_env.turns.play_until` (this core's legal list and step: ``_legal``, ``_apply``)."""
         g = self.games[i]
-        role, player = self.role[i], self.player[i]
-        n = 0
-        while True:
+        role, player, py_rng = self.role[i], self.player[i], self.py_rng
+
+        def stop() -> bool:
             if g.rounds_finished > self.rounds_seen[i]:
                 self._round_rewards(i)
-            over = g.phase == GAME_OVER
-            if over or g.action_count >= self.max_actions:
-                self._end_game(i, truncated=not over)
-                self._new_game(i)
-                continue
-            p = g.current
-            if role[p] != AGENT:
-                break
+            return g.phase == GAME_OVER or g.action_count >= self.max_actions
+
+        def move(p: int, legal: List[int]) -> int:
             agent = player[p]
-            legal = self._legal(i)
             if agent is None:
-                a = random_opponent(g, p, legal, self.py_rng)
-            else:
-                a = agent_action(agent, g, p, legal)
-                if a not in legal:
-                    g.step(a)                    # IllegalActionError naming the reason
-            self._apply(i, p, a)
-            n += 1
-        self.actions += n
+                return random_opponent(g, p, legal, py_rng)
+            return agent_action(agent, g, p, legal)
+
+        def networks(p: int) -> bool:
+            return role[p] != AGENT
+
+        while True:
+            self.actions += play_until(g, networks, move, stop=stop, legal=lambda: self._legal(i),
+                                       apply=lambda p, a: self._apply(i, p, a))
+            over = g.phase == GAME_OVER
+            if not (over or g.action_count >= self.max_actions):
+                return
+            self._end_game(i, truncated=not over)
+            self._new_game(i)
+            role, player = self.role[i], self.player[i]
 
     # ------------------------------------------------------------------ the core
     # How the games are read and stepped: on the reference engine here, on rows of one CoreBatch in
