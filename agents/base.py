@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 from typing import Any, Optional
 
+from handfoot_env.actions import LAY_RED_THREE
 from handfoot_env.config import RuleConfig
 from handfoot_env.turns import agent_action, play_agent_move
 from handfoot_env.view import SeatView
@@ -59,6 +60,14 @@ class Agent:
         if not legal:
             raise ValueError(f"{self.name}: seat {view.seat} is not to act")
         return legal[0] if len(legal) == 1 else None
+
+    def obvious(self, view: SeatView) -> Optional[int]:
+        """:meth:`forced`, or laying a red three when one may be laid (it comes before anything else in a
+        turn); else ``None``."""
+        only = self.forced(view)
+        if only is None and LAY_RED_THREE in view.legal_actions:
+            return LAY_RED_THREE
+        return only
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(seed={self.seed})"

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Iterable, List, Sequence, Tuple
 
 from handfoot_env.actions import (ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS, DRAW,
-                                  LAY_RED_THREE, MELD_BASE, MELD_SPECS, PICKUP)
+                                  MELD_BASE, MELD_SPECS, PICKUP)
 from handfoot_env.cards import BLACK3, JOKER, TWO, VALUES
 from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
@@ -72,14 +72,12 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def act(self, observation, view: SeatView) -> int:
-        only = self.forced(view)
+        only = self.obvious(view)
         if only is not None:
             return only
         legal = view.legal_actions
         if view.phase == ANSWER_PHASE:
             return ANSWER_YES if ANSWER_YES in legal else legal[0]
-        if LAY_RED_THREE in legal:
-            return LAY_RED_THREE
         if view.phase == DRAW_PHASE:
             if PICKUP in legal:
                 return PICKUP

@@ -76,7 +76,7 @@ import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from handfoot_env.actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_ACTION, DRAW,
-                                  LAY_RED_THREE, MELD_ACTION, PICKUP)
+                                  MELD_ACTION, PICKUP)
 from handfoot_env.cards import BLACK3, JOKER, NUM_KINDS, NUM_RANKS, PER_DECK, RED3, TWO, VALUES, WILD_SLOT
 from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
@@ -226,14 +226,12 @@ class StrategicAgent(Agent):
 
     # ------------------------------------------------------------ entry
     def act(self, observation, view: SeatView) -> int:
-        only = self.forced(view)
+        only = self.obvious(view)
         if only is not None:
             return only
         legal = view.legal_actions
         if view.phase == ANSWER_PHASE:
             return self._answer(view)
-        if LAY_RED_THREE in legal:
-            return LAY_RED_THREE
         if view.phase == DRAW_PHASE:
             return self._draw(view, legal)
         a = self._meld_phase(view, legal)

@@ -151,6 +151,17 @@ def shoe_kinds(rules: RuleConfig, shoe: Optional[Sequence[str]], round: int = 1,
     return top, round, scores
 
 
+def _piles(order: Sequence[int], pos: int, n: int, size: int) -> List[List[int]]:
+    """``n`` piles of ``size`` cards dealt in turn from ``order[pos:]``, as counts by card kind."""
+    piles = []
+    for q in range(n):
+        c = [0] * NUM_KINDS
+        for k in order[pos + q * size:pos + (q + 1) * size]:
+            c[k] += 1
+        piles.append(c)
+    return piles
+
+
 class Game:
     """One game of Hand and Foot under a :class:`RuleConfig`.
 
@@ -216,21 +227,10 @@ class Game:
         rng = random.Random(self.round_seeds[self.round - 1] ^ 0x5EED)
         self.dealer = (n - 1 + self.round - 1) % n
         self.minimum = r.round_minimum(self.round)
-        pos = 0
-        self.hands = []
-        for _ in range(n):
-            h = [0] * NUM_KINDS
-            for k in order[pos:pos + r.hand_size]:
-                h[k] += 1
-            pos += r.hand_size
-            self.hands.append(h)
-        self.feet: List[Optional[List[int]]] = []
-        for _ in range(n):
-            f = [0] * NUM_KINDS
-            for k in order[pos:pos + r.foot_size]:
-                f[k] += 1
-            pos += r.foot_size
-            self.feet.append(f)
+        self.hands = _piles(order, 0, n, r.hand_size)
+        pos = n * r.hand_size
+        self.feet: List[Optional[List[int]]] = _piles(order, pos, n, r.foot_size)
+        pos += n * r.foot_size
         up = order[pos]
         stock = order[pos + 1:]
         stock.reverse()                      # top of the stock is the end of the list

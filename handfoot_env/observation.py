@@ -238,7 +238,6 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
             entry = _table_entry(game, t)
         parts.append(entry[0])
         points.append(entry[1])
-    own_entry = cache[team]
     # pile (cached), with the observer's takeable flag in the middle
     disc = game.discard
     pile = game.pile_cache
@@ -247,11 +246,9 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
     parts.append(pile[2])
     phase = game.phase
     mine = game.current == seat and phase != GAME_OVER
-    if mine and phase == DRAW_PHASE:
-        if legal is not None:
-            takeable = PICKUP in legal      # listed iff no red three and _pickup_reason is None
-        else:
-            takeable = not hands[seat][RED3] and game._pickup_reason(seat) is None
+    if mine and phase == DRAW_PHASE:    # PICKUP is listed iff no red three and _pickup_reason is None
+        takeable = (PICKUP in legal) if legal is not None else (
+            not hands[seat][RED3] and game._pickup_reason(seat) is None)
         parts.append(_ONE_F if takeable else _ZERO_F)
     else:
         parts.append(_ZERO_F)
@@ -276,7 +273,7 @@ def encode_observation(game: Game, seat: int, legal: Optional[Sequence[int]] = N
         parts.append(_PROV_INCOMPLETE if own_turn and game.incomplete >= 0 else _PROV_NONE)
     # going out
     parts.append(_GO_FLAGS[(phase == ANSWER_PHASE) * 6 + game.asked * 3 + _PERM_CODE[game.permission]])
-    parts.append(own_entry[2])
+    parts.append(cache[team][2])
     ok = _ONE_F
     if r.partner_in_foot:               # game.partners_ok(seat), inline
         for q in game.teammates[seat]:

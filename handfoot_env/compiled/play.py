@@ -20,7 +20,8 @@ from .intrinsics import unowned
 from .rng import randbelow, seeded, shuffle
 from .rules import (ANSWER_NO, ANSWER_PHASE, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, CLEAN, DIRTY, DISCARD_BASE, DRAW,
                     DRAW_PHASE, GAME_OVER, JOKER, LAY_RED_THREE, MELD_BASE, MELD_PHASE, NK, NR, PICKUP, RED3, TWO,
-                    WILD, WILD_SLOT, hand_at, hand_size, legal_into, meld_at, pickup_ok, points, taken_count)
+                    WILD, WILD_SLOT, hand_at, hand_size, legal_into, meld_at, pickup_ok, points, taken_count,
+                    top_unit)
 @kernel
 def _add_to_meld(s, team, slot, n, t, j):
     s[MVAL + team] += points(slot, n, t, j)
@@ -115,13 +116,7 @@ def _apply_pickup(s, R, p, ro, wo):
     for i in range(k):
         s[PILEC + taken[i]] -= 1
     slot = WILD_SLOT if top >= NR else top
-    un, ut, uj = 1, 0, 0
-    if slot == WILD_SLOT:
-        un = 0
-        if top == TWO:
-            ut = 1
-        else:
-            uj = 1
+    un, ut, uj = top_unit(top)
     if s[FOOTUP + p]:
         s[PLAYED + p] = 1
     if s[OPENED + team]:
@@ -149,13 +144,8 @@ def _apply_pickup(s, R, p, ro, wo):
 
 
 @kernel
-def _cancel(s, R, p):
-    team = p % R[R_T]
-    h = hand_at(p)
-    for k in range(NK):
-        s[h + k] += s[PROV + k]
-        s[HSIZE + p] += s[PROV + k]
-        s[PROV + k] = 0
+def _clear_table(s, team):
+    """Every meld and book of ``team`` off the table, with their counts and value."""
     for i in range(36):
         s[MELDS + 36 * team + i] = 0
     for i in range(s[NBOOKS + team]):
@@ -163,6 +153,17 @@ def _cancel(s, R, p):
     s[NBOOKS + team] = 0
     s[BC + 3 * team] = s[BC + 3 * team + 1] = s[BC + 3 * team + 2] = 0
     s[MVAL + team] = 0
+
+
+@kernel
+def _cancel(s, R, p):
+    team = p % R[R_T]
+    h = hand_at(p)
+    for k in range(NK):
+        s[h + k] += s[PROV + k]
+        s[HSIZE + p] += s[PROV + k]
+        s[PROV + k] = 0
+    _clear_table(s, team)
     s[PROV_VALUE] = 0
     if s[FORCED]:
         _add_to_meld(s, team, s[F_S], s[F_N], s[F_T], s[F_J])
@@ -423,13 +424,7 @@ def deal(s, R, top):
     for i in range(ns, MAXC):
         s[STOCK + i] = 0
     for t in range(MAXT):
-        for i in range(36):
-            s[MELDS + 36 * t + i] = 0
-        for i in range(s[NBOOKS + t]):
-            s[BOOKS + MAXB * t + i] = 0
-        s[NBOOKS + t] = 0
-        s[BC + 3 * t] = s[BC + 3 * t + 1] = s[BC + 3 * t + 2] = 0
-        s[MVAL + t] = 0
+        _clear_table(s, t)
         s[RED3S + t] = 0
         s[OPENED + t] = 0
     for k in range(16):

@@ -137,6 +137,16 @@ def meld_goes_out(s, R, p, slot, n, t, j):
     return can_go_out(s, R, hand, slots, books[0], books[1], books[2])
 
 
+@kernel(inline="always")
+def top_unit(top):
+    """One card of kind ``top`` (a pile's top card) as a meld's (naturals, twos, jokers)."""
+    if top < NR:
+        return 1, 0, 0
+    if top == TWO:
+        return 0, 1, 0
+    return 0, 0, 1
+
+
 @kernel
 def _hand_after_pickup(s, R, p, top):
     h2 = s[hand_at(p):hand_at(p) + NK].copy()
@@ -156,13 +166,7 @@ def pickup_goes_out(s, R, p, h2, slot, top, room):
     team = p % R[R_T]
     slots = _slots_of(s, team)
     books = s[BC + 3 * team:BC + 3 * team + 3].copy()
-    un, ut, uj = 1, 0, 0
-    if slot == WILD_SLOT:
-        un = 0
-        if top == TWO:
-            ut = 1
-        else:
-            uj = 1
+    un, ut, uj = top_unit(top)
     first = 3 if room > 3 else room
     _add_to_slot(slots, books, slot, un * first, ut * first, uj * first)
     second = 3 - first
