@@ -89,7 +89,8 @@ class BCLearner(TorchLearner):
             raise ConfigError(f"bc.holdout: {b.holdout} leaves no game of {b.dataset} to train on")
         self.data = data
         self.dataset_info = {"dataset": b.dataset, "episodes": int(ds.total_episodes), "decisions": int(len(games)),
-                             "train_decisions": int(len(self.train_rows)), "heldout_decisions": int(len(self.held_rows)),
+                             "train_decisions": int(len(self.train_rows)),
+                             "heldout_decisions": int(len(self.held_rows)),
                              "heldout_games": int(len(np.unique(games[self.held_rows])))}
 
     @staticmethod
