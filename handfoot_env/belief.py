@@ -7,18 +7,10 @@ and only what the seat has not seen (the other hands, every foot not picked up, 
 foot among them, and the stock's order) is dealt again.  This is the primitive of determinized
 search (PIMC, ISMCTS, SPARTA): play or search in each world, average over them.
 
-What the seat knows, beyond its own cards and the table, comes from the round's public record
-(:func:`public_round`, a replay of ``view.round_history`` from ``view.up_card``):
-
-* **the pile at every moment**, and so every card each pickup took: cards a player took from the
-  pile and has not melded or discarded since are still in that player's hand (:func:`known_cards`,
-  a lower bound per card kind; a meld or discard of a kind first uses up the known copies; cards
-  taken back with ``cancel_melds`` are known too).  Pile cards of an unopened team's pickup that
-  wait for the opening (``Game.pending``) are known exactly;
-* **red threes**: a player holding a red three must lay it before anything else in a turn, so a
-  hand that has been played from since it last took in unseen cards (the deal, a draw, a red
-  three's replacement, the foot) holds none;
-* **sizes**: every hand, foot and the stock have public sizes.
+What the seat knows, beyond its own cards and the table, is what the whole table knows of the
+round: the cards each player is known to hold, which hands may hold a red three, every size
+(:mod:`handfoot_env.public`; each game keeps it as actions apply, and the view carries it as
+``view.public``; :func:`public_round` reads it, :func:`known_cards` its known cards).
 
 The unseen cards are dealt uniformly over every assignment that keeps these constraints (the
 default, ``weight_by=None``): the known cards go to their holders, the red threes to places that
@@ -45,46 +37,19 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS, DRAW,
-                      LAY_RED_THREE, MELD_BASE, MELD_SPECS, PICKUP)
-from .cards import JOKER, NUM_KINDS, NUM_RANKS, RED3, TWO, VALUES, deck_counts
+from .actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS, MELD_BASE)
+from .cards import JOKER, NUM_KINDS, NUM_RANKS, RED3, TWO, deck_counts
 from .engine import ANSWER_PHASE, DRAW_PHASE, GAME_OVER, MELD_PHASE, Game
 from .melds import meld_points
+from .public import InconsistentView, PublicRound, check_view, follow
 from .view import SeatView
 
 Counts = Tuple[int, ...]
 RngLike = Union[np.random.Generator, int, None]
-
-
-class InconsistentView(ValueError):
-    """A view that no deal can produce (edited by hand, or from another rule set); the message says why."""
-
-
-@dataclass(frozen=True)
-class PublicRound:
-    """What the round's public record says about the hidden cards (see :func:`public_round`)."""
-
-    #: per player, cards that player must hold (taken from the pile or back from the table, not played since)
-    known: Tuple[Counts, ...]
-    #: pile cards waiting for the turn player's opening (``Game.pending``), exactly
-    pending: Counts
-    #: the turn player's provisional melds from hand (``Game.prov``)
-    prov: Counts
-    #: per player, whether the cards held may include a red three
-    may_hold_red_three: Tuple[bool, ...]
-    #: per player, hand size replayed from the record (checked against the view)
-    hand_sizes: Tuple[int, ...]
-    #: the player who went out this round, or None
-    went_out: Optional[int]
-    #: per player, played from the foot before the round's last action
-    played_foot_before_last: Tuple[bool, ...] = ()
-    #: the round's last action was a discard that emptied a hand and so picked up the foot
-    last_picked_up_foot: bool = False
 
 
 def _rng(rng: RngLike) -> np.random.Generator:
@@ -96,182 +61,17 @@ def _rng(rng: RngLike) -> np.random.Generator:
 
 
 def public_round(view: SeatView) -> PublicRound:
-    """Replay ``view.round_history`` from ``view.up_card`` with public information only.
-
-    Follows the pile (every pickup's cards), each hand's size, the feet picked up, the stock's
-    size, the openings and the provisional melds; raises :class:`InconsistentView` when the replay
-    does not end at the view's pile, stock and hand sizes (a view that no game produces).
-    """
+    """What the whole table knows of ``view``'s round: the :class:`PublicRound` its game kept
+    (``view.public``), or, for a view built by hand, the one its record gives from ``view.up_card``
+    (:func:`handfoot_env.public.follow`).  Raises :class:`InconsistentView` when it does not agree
+    with the view's pile, stock, feet, hand sizes and openings (a view that no game produces)."""
     if view.up_card < 0:
         raise InconsistentView("the view has no up card (up_card is -1): the round's piles cannot be rebuilt")
-    replay = _PublicReplay(view)
-    for p, a in view.round_history:
-        replay.action(p, a)
-    return replay.result()
-
-
-class _PublicReplay:
-    """The state :func:`public_round` follows through a round's record, one action at a time."""
-
-    def __init__(self, view: SeatView):
-        r = self.rules = view.rules
-        n = self.n = view.num_players
-        self.view = view
-        self.team_of = view.team_of
-        self.take = None if r.pile_take == "all" else int(r.pile_take)
-        self.pile: List[int] = [view.up_card]
-        self.stock = r.total_cards - n * (r.hand_size + r.foot_size) - 1
-        self.hs = [r.hand_size] * n
-        self.foot_up = [False] * n
-        self.known = [[0] * NUM_KINDS for _ in range(n)]
-        self.may_red = [True] * n
-        self.opened = [False] * view.num_teams
-        self.prov = [0] * NUM_KINDS
-        self.prov_value = 0
-        self.forced_value = 0
-        self.pending = [0] * NUM_KINDS
-        self.went_out: Optional[int] = None
-        self.played = [False] * n
-        self.played_before = tuple(self.played)
-        self.foot_at_last = False
-
-    # ------------------------------------------------------------------ helpers
-    def use(self, p: int, k: int, c: int) -> None:
-        """``p`` played ``c`` cards of kind ``k``: known cards first."""
-        self.known[p][k] = max(0, self.known[p][k] - c)
-
-    def emptied(self, p: int) -> bool:
-        """The hand is empty: pick up the foot (True) or go out."""
-        if self.hs[p]:
-            return False
-        if not self.foot_up[p]:
-            self.foot_up[p] = True
-            self.hs[p] = self.rules.foot_size
-            return True
-        self.went_out = p
-        return False
-
-    def open_team(self, p: int) -> None:
-        """``p``'s team opens: the pending pile cards go to ``p``'s hand, the provisional melds stand."""
-        self.opened[self.team_of[p]] = True
-        self.hs[p] += sum(self.pending)
-        for k in range(NUM_KINDS):
-            self.known[p][k] += self.pending[k]
-        self.pending = [0] * NUM_KINDS
-        self.prov = [0] * NUM_KINDS
-        self.prov_value = self.forced_value = 0
-
-    # ------------------------------------------------------------------ actions
-    def action(self, p: int, a: int) -> None:
-        if not 0 <= p < self.n:
-            raise InconsistentView(f"round_history names player {p}, outside 0 to {self.n - 1}")
-        self.played_before = tuple(self.played)
-        if self.foot_up[p] and (a >= DISCARD_BASE or a == PICKUP):
-            self.played[p] = True
-        if a >= MELD_BASE:
-            refreshed = self.meld(p, a)
-        elif a >= DISCARD_BASE:
-            refreshed = self.discard(p, a)
-        elif a == DRAW:
-            self.hs[p] += 2
-            self.stock -= 2
-            refreshed = True
-        elif a == LAY_RED_THREE:
-            self.hs[p] -= 1
-            if self.stock:
-                self.hs[p] += 1
-                self.stock -= 1
-            self.emptied(p)
-            refreshed = True
-        elif a == PICKUP:
-            refreshed = self.pickup(p)
-        elif a == CANCEL_MELDS:
-            self.hs[p] += sum(self.prov)
-            for k in range(NUM_KINDS):
-                self.known[p][k] += self.prov[k]
-            self.prov = [0] * NUM_KINDS
-            self.prov_value = self.forced_value
-            refreshed = False
-        elif a in (ASK_GO_OUT, ANSWER_YES, ANSWER_NO):
-            refreshed = False
-        else:
-            raise InconsistentView(f"round_history holds action id {a}, which is no action")
-        if a not in (ANSWER_YES, ANSWER_NO):
-            # an action of the turn player: legal only without a red three in hand (but laying one)
-            self.may_red[p] = refreshed or a == DRAW or a == LAY_RED_THREE
-
-    def meld(self, p: int, a: int) -> bool:
-        s, nn, t, j = MELD_SPECS[a - MELD_BASE]
-        if s < NUM_RANKS:
-            self.use(p, s, nn)
-        self.use(p, TWO, t)
-        self.use(p, JOKER, j)
-        self.hs[p] -= nn + t + j
-        self.played[p] = self.played[p] or self.foot_up[p]
-        if not self.opened[self.team_of[p]]:
-            if s < NUM_RANKS:
-                self.prov[s] += nn
-            self.prov[TWO] += t
-            self.prov[JOKER] += j
-            self.prov_value += meld_points(s, nn, t, j)
-            if self.prov_value >= self.view.minimum:
-                self.open_team(p)
-        return self.emptied(p)
-
-    def discard(self, p: int, a: int) -> bool:
-        k = DISCARD_KINDS[a - DISCARD_BASE]
-        self.use(p, k, 1)
-        self.hs[p] -= 1
-        self.pile.append(k)
-        refreshed = self.emptied(p)
-        self.foot_at_last = refreshed
-        self.prov, self.prov_value, self.forced_value = [0] * NUM_KINDS, 0, 0
-        return refreshed
-
-    def pickup(self, p: int) -> bool:
-        if not self.pile:
-            raise InconsistentView("round_history takes an empty pile")
-        pile, take = self.pile, self.take
-        top = pile[-1]
-        if take and len(pile) > take:
-            taken, self.pile = pile[-take:], pile[:-take]
-        else:
-            taken, self.pile = pile, []
-        self.use(p, top, 2)
-        self.hs[p] -= 2
-        if self.opened[self.team_of[p]]:
-            self.hs[p] += len(taken) - 1
-            for k in taken[:-1]:
-                self.known[p][k] += 1
-        else:
-            for k in taken[:-1]:
-                self.pending[k] += 1
-            self.forced_value = 3 * VALUES[top]
-            self.prov_value += self.forced_value
-            if self.prov_value >= self.view.minimum:
-                self.open_team(p)
-        return self.emptied(p)
-
-    # ------------------------------------------------------------------ the end
-    def result(self) -> PublicRound:
-        """The replay's :class:`PublicRound`, once it is checked against the view."""
-        view = self.view
-        if tuple(self.pile) != tuple(view.discard):
-            raise InconsistentView("the round's record, replayed from the up card, does not give the view's pile")
-        if self.stock != view.stock_size:
-            raise InconsistentView(f"the round's record leaves {self.stock} cards in the stock, the view shows "
-                                   f"{view.stock_size}")
-        if tuple(self.foot_up) != tuple(view.foot_picked_up):
-            raise InconsistentView("the round's record and the view disagree on which feet were picked up")
-        if tuple(self.hs) != tuple(view.hand_sizes):
-            raise InconsistentView(f"the round's record gives hand sizes {self.hs}, the view "
-                                   f"{list(view.hand_sizes)}")
-        if tuple(self.opened) != tuple(view.opened):
-            raise InconsistentView("the round's record and the view disagree on which teams have opened")
-        return PublicRound(known=tuple(tuple(k) for k in self.known), pending=tuple(self.pending),
-                           prov=tuple(self.prov), may_hold_red_three=tuple(self.may_red), hand_sizes=tuple(self.hs),
-                           went_out=self.went_out, played_foot_before_last=self.played_before,
-                           last_picked_up_foot=self.foot_at_last)
+    pub = view.public
+    if pub is None:
+        pub = follow(None, None, view.rules, view.team_of, view.num_teams, view.up_card, view.minimum,
+                     view.round_history).snapshot()
+    return check_view(view, pub)
 
 
 def known_cards(view: SeatView) -> Tuple[Counts, ...]:

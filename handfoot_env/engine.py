@@ -87,6 +87,7 @@ from .melds import (
     structural_ids,
     wild_ok,
 )
+from .public import PublicRound, follow
 from .scoring import team_round_score
 from .melds import go_out_search
 
@@ -209,6 +210,7 @@ class Game:
         self.extra_round = False
         self.action_count = 0
         self.history: List[Tuple[int, int]] = []
+        self._public = None                  # the public record of the round (public_round)
         self.round = round
         self._deal(order)
 
@@ -985,8 +987,8 @@ class Game:
 
     # -------------------------------------------------------- copy & record
     def clone(self) -> "Game":
-        """An independent copy of the game (cheap: count lists and card lists)."""
-        g = Game.__new__(Game)
+        """An independent copy of the game, of the same class (cheap: count lists and card lists)."""
+        g = object.__new__(type(self))
         d = self.__dict__.copy()
         g.__dict__ = d
         d["hands"] = [h[:] for h in self.hands]
@@ -1007,7 +1009,17 @@ class Game:
         d["round_scores"] = [x[:] for x in self.round_scores]
         d["round_details"] = self.round_details[:]
         d["history"] = self.history[:]
+        d["_public"] = None                              # a copy follows its own record
         return g
+
+    def public_round(self) -> PublicRound:
+        """What the whole table knows of this round (:mod:`handfoot_env.public`): the game's record of it,
+        brought up to date with the actions since it was last asked."""
+        h = self.history
+        start = len(h) - self.round_actions
+        rec = self._public = follow(self.__dict__.get("_public"), (self.seed, self.round, start), self.rules,
+                                    self.team_of, self.num_teams, self.up_card, self.minimum, h, start)
+        return rec.snapshot()
 
     def state_dict(self) -> dict:
         """JSON-serialisable snapshot (docs/interface.md "Game record")."""

@@ -51,13 +51,14 @@ they show the same information.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Tuple
 
 from .actions import ACTION_NAMES
 from .cards import NUM_KINDS, NUM_SLOTS
 from .config import RuleConfig
 from .engine import PHASE_NAMES, Game
+from .public import Later, PublicRound
 
 Counts = Tuple[int, ...]
 Meld = Tuple[int, int, int]
@@ -114,6 +115,21 @@ class SeatView:
     legal_actions: Tuple[int, ...]
     # table (added after the fields above, so that positional construction keeps its meaning)
     up_card: int = -1
+    #: the game's public record of the round (see :attr:`public`): a PublicRound, a
+    #: :class:`~handfoot_env.public.Later` that reads it when first asked, or None (a view built by hand).
+    #: Not part of a view's equality: it follows from the fields above.
+    _public: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def public(self) -> Optional[PublicRound]:
+        """What the whole table knows of the round (:class:`~handfoot_env.public.PublicRound`), as the game
+        keeps it; None for a view built by hand (:func:`handfoot_env.belief.public_round` follows its
+        record then)."""
+        p = self._public
+        if p is not None and not isinstance(p, PublicRound):
+            p = p(self)
+            object.__setattr__(self, "_public", p)
+        return p
 
     @property
     def to_act(self) -> bool:
@@ -195,6 +211,7 @@ def seat_view(game: Game, seat: int, legal: Optional[Sequence[int]] = None) -> S
         game_over=bool(g.game_over),
         legal_actions=(tuple(g.legal_actions()) if legal is None else tuple(legal)) if to_act else (),
         up_card=g.up_card,
+        _public=Later(g, (g.seed, g.round, len(g.history) - g.round_actions)),
     )
 
 

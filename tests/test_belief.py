@@ -245,3 +245,43 @@ def test_worlds_let_an_asking_turn_player_finish_a_pickup_meld_after_either_answ
             after.apply_legal(answer)
             legal = after.legal_actions()
             assert legal and legal[-1] >= MELD_BASE, (answer, after.hands[after.turn_player])
+
+
+@pytest.mark.parametrize("core", ["reference", "compiled"])
+@pytest.mark.parametrize("preset", ["pagat", "six_player"])
+def test_the_game_keeps_the_public_record_its_views_carry(core, preset):
+    """The record a game keeps as actions apply (``view.public``) is at every step the one its round's
+    record gives from the deal, on both cores, through new rounds and a copy that plays on differently."""
+    from handfoot_env.compiled import make_game
+    from handfoot_env.public import follow
+    g = make_game(core, preset)
+    g.reset(seed=11)
+    rng = random.Random(11)
+    copy, checked, rounds = None, 0, set()
+    while not g.game_over:
+        for seat in range(g.n):
+            v = g.seat_view(seat)
+            again = follow(None, None, v.rules, v.team_of, v.num_teams, v.up_card, v.minimum, v.round_history)
+            assert v.public == again.snapshot(), (core, g.action_count, seat)
+            assert public_round(v) is v.public
+            checked += 1
+        rounds.add(v.round)
+        if copy is None and g.action_count == 120:
+            copy = g.clone()
+        g.apply_legal(rng.choice(g.legal_actions()))
+    assert len(rounds) >= 2 and checked > 1000
+    g.reset(seed=12)                          # a view read only after its game played on, and after a new deal
+    views = []
+    for _ in range(60):
+        views.append(g.seat_view(g.current))
+        g.apply_legal(rng.choice(g.legal_actions()))
+    g.reset(seed=13)
+    g.seat_view(0).public
+    for v in reversed(views):
+        assert v.public == follow(None, None, v.rules, v.team_of, v.num_teams, v.up_card, v.minimum,
+                                  v.round_history).snapshot()
+    for _ in range(40):                       # the copy branches off at action 120 and keeps its own record
+        copy.apply_legal(rng.choice(copy.legal_actions()))
+        v = copy.seat_view(0)
+        assert v.public == follow(None, None, v.rules, v.team_of, v.num_teams, v.up_card, v.minimum,
+                                  v.round_history).snapshot()

@@ -21,6 +21,7 @@ from ..actions import NUM_ACTIONS, action_index
 from ..config import RulesLike
 from ..cards import BLACK3, NUM_KINDS, RED3
 from ..engine import PHASE_NAMES, Game, IllegalActionError
+from ..public import Later, PublicRecord, PublicRound, follow
 from ..view import SeatView
 from . import layout as L
 from .batch import CoreBatch, _book, game_from_row, state_row
@@ -56,7 +57,7 @@ def _view_plan(n: int, nt: int):
 
 
 _OWN = frozenset(("_batch", "_index", "_row", "_books", "_ref", "_ref_version", "_version", "_handed", "history",
-                  "rules", "n", "num_teams", "team_of", "teammates"))
+                  "_public", "rules", "n", "num_teams", "team_of", "teammates"))
 
 
 class CompiledGame:
@@ -74,6 +75,7 @@ class CompiledGame:
         self.team_of = tuple(p % r.teams for p in range(r.players))
         self.teammates = tuple(r.teammates(p) for p in range(r.players))
         self.history: List[tuple] = []
+        self._public: Optional[PublicRecord] = None
         self._version = 0
         self._ref: Optional[Game] = None
         self._ref_version = -1
@@ -110,6 +112,7 @@ class CompiledGame:
             seed = random.SystemRandom().randrange(2 ** 31)
         self._batch.reset_one(self._index, seed, round, scores, shoe)
         self.history = []
+        self._public = None
         self._handed = False
         self._version += 1
 
@@ -309,7 +312,18 @@ class CompiledGame:
             forced=tuple(v[_F_S:_F_J + 1]) if v[_FORCED] else None, incomplete=v[_INCOMPLETE],
             asked=bool(v[_ASKED]), permission=None if v[_PERM] < 0 else bool(v[_PERM]),
             cancels_used=v[_CANCELS], round_history=hist, game_over=bool(v[_OVER]),
-            legal_actions=tuple(legal) if to_act else (), up_card=s.item(L.UP_CARD))
+            legal_actions=tuple(legal) if to_act else (), up_card=s.item(L.UP_CARD),
+            _public=Later(self, (v[_SEED], v[_ROUND], len(self.history) - ra)))
+
+    def public_round(self) -> PublicRound:
+        """What the whole table knows of this round (:mod:`handfoot_env.public`), as ``Game.public_round``:
+        the game's record of it, brought up to date with the actions since it was last asked."""
+        self._sync()
+        s, h = self._row, self.history
+        start = len(h) - s.item(_RACTIONS)
+        rec = self._public = follow(self._public, (s.item(_SEED), s.item(_ROUND), start), self.rules, self.team_of,
+                                    self.num_teams, s.item(L.UP_CARD), s.item(_MINIMUM), h, start)
+        return rec.snapshot()
 
     def clone(self) -> "CompiledGame":
         self._sync()
