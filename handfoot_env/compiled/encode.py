@@ -20,13 +20,11 @@ from .rules import (ANSWER_PHASE, BLACK3, DRAW_PHASE, GAME_OVER, NK, RED3, going
                     legal_into, pickup_ok)
 
 
-@kernel
-def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
-    """The observation of ``seat`` into ``obs`` (float32).  ``takeable_known``: ``takeable`` is whether
-    PICKUP is legal now (saves the pickup search when the legal list is at hand).  Blocks are copied
-    through slices indexed from zero, which compile to plain vector loads and stores."""
+@kernel(inline="always")
+def _seats_into(s, R, seat, team, obs):
+    """:func:`observe_into`'s first blocks: the seat's hand, foot and played flags, the others' sizes and
+    flags from its left, and each team's table from its own; where the next block starts."""
     n, nt = R[R_N], R[R_T]
-    team = seat % nt
     h = hand_at(seat)
     hand, out = s[h:h + NK], obs[:NK]
     for k in range(NK):
@@ -53,6 +51,58 @@ def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
         obs[pos + 4] = s[OPENED + t]
         pos += 5
         t = t + 1 if t + 1 < nt else 0
+    return pos
+
+
+@kernel(inline="always")
+def _going_out_into(s, R, seat, team, tp, obs, pos):
+    """:func:`observe_into`'s last blocks: the provisional melds of an unopened team's turn, and going out
+    (the question, the books still owed, the partners' feet); the observation's length."""
+    own_turn = tp % R[R_T] == team
+    if own_turn and not s[OPENED + team]:
+        pend = 0
+        anyp = False
+        for k in range(NK):
+            pend += s[PEND + k]
+            if s[PROV + k]:
+                anyp = True
+        obs[pos] = s[PROV_VALUE] / 100.0
+        obs[pos + 1] = 1.0 if s[FORCED] else 0.0
+        obs[pos + 2] = pend
+        obs[pos + 3] = 1.0 if s[INCOMPLETE] >= 0 else 0.0
+        obs[pos + 4] = 1.0 if (s[CANCELS] < 1 and anyp) else 0.0
+    else:
+        obs[pos] = obs[pos + 1] = obs[pos + 2] = obs[pos + 4] = 0.0
+        obs[pos + 3] = 1.0 if (own_turn and s[INCOMPLETE] >= 0) else 0.0
+    pos += 5
+    obs[pos] = 1.0 if s[PHASE] == ANSWER_PHASE else 0.0
+    obs[pos + 1] = s[ASKED]
+    obs[pos + 2] = 1.0 if s[PERM] == 1 else 0.0
+    obs[pos + 3] = 1.0 if s[PERM] == 0 else 0.0
+    b = BC + 3 * team
+    g = going_out_at(s, R)
+    obs[pos + 4] = max(R[g] - s[b], 0)
+    obs[pos + 5] = max(R[g + 1] - s[b + 1], 0)
+    obs[pos + 6] = max(R[g + 2] - s[b + 2], 0)
+    ok = 1.0
+    if R[R_PIF]:
+        for i in range(R[R_NTM + seat]):
+            if not s[PLAYED + R[R_TM + MAXP * seat + i]]:
+                ok = 0.0
+                break
+    obs[pos + 7] = ok
+    return pos + 8
+
+
+@kernel
+def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
+    """The observation of ``seat`` into ``obs`` (float32).  ``takeable_known``: ``takeable`` is whether
+    PICKUP is legal now (saves the pickup search when the legal list is at hand).  Blocks are copied
+    through slices indexed from zero, which compile to plain vector loads and stores."""
+    n, nt = R[R_N], R[R_T]
+    team = seat % nt
+    h = hand_at(seat)
+    pos = _seats_into(s, R, seat, team, obs)
     nd = s[DISC_LEN]
     out = obs[pos:pos + NK]
     for k in range(NK):
@@ -101,40 +151,7 @@ def observe_into(s, R, seat, obs, takeable_known, takeable, ro, wo):
     obs[pos + 1] = 1.0 if (mine and phase == ANSWER_PHASE) else 0.0
     obs[pos + 2] = ((tp - seat if tp >= seat else tp - seat + n)) / n
     pos += 3
-    own_turn = tp % nt == team
-    if own_turn and not s[OPENED + team]:
-        pend = 0
-        anyp = False
-        for k in range(NK):
-            pend += s[PEND + k]
-            if s[PROV + k]:
-                anyp = True
-        obs[pos] = s[PROV_VALUE] / 100.0
-        obs[pos + 1] = 1.0 if s[FORCED] else 0.0
-        obs[pos + 2] = pend
-        obs[pos + 3] = 1.0 if s[INCOMPLETE] >= 0 else 0.0
-        obs[pos + 4] = 1.0 if (s[CANCELS] < 1 and anyp) else 0.0
-    else:
-        obs[pos] = obs[pos + 1] = obs[pos + 2] = obs[pos + 4] = 0.0
-        obs[pos + 3] = 1.0 if (own_turn and s[INCOMPLETE] >= 0) else 0.0
-    pos += 5
-    obs[pos] = 1.0 if phase == ANSWER_PHASE else 0.0
-    obs[pos + 1] = s[ASKED]
-    obs[pos + 2] = 1.0 if s[PERM] == 1 else 0.0
-    obs[pos + 3] = 1.0 if s[PERM] == 0 else 0.0
-    b = BC + 3 * team
-    g = going_out_at(s, R)
-    obs[pos + 4] = max(R[g] - s[b], 0)
-    obs[pos + 5] = max(R[g + 1] - s[b + 1], 0)
-    obs[pos + 6] = max(R[g + 2] - s[b + 2], 0)
-    ok = 1.0
-    if R[R_PIF]:
-        for i in range(R[R_NTM + seat]):
-            if not s[PLAYED + R[R_TM + MAXP * seat + i]]:
-                ok = 0.0
-                break
-    obs[pos + 7] = ok
-    return pos + 8
+    return _going_out_into(s, R, seat, team, tp, obs, pos)
 
 
 @kernel

@@ -118,11 +118,11 @@ def completable(hand, slot, n0, w0, max_cards, double):
     return False
 
 
-@kernel
-def opening_bounds(hand, sizes, wild_melds, max_cards, need, wo):
-    """``melds.opening_bounds``: 1 (True), 0 (False) or -1 (None: only the program can tell)."""
-    if sizes[WILD_SLOT] == 1 or sizes[WILD_SLOT] == 2:
-        return -1
+@kernel(inline="always")
+def _opening_high(hand, sizes, max_cards):
+    """:func:`opening_bounds`' upper bound: the most points ``max_cards`` cards of ``hand`` could meld
+    (the highest cards first, pairs only with a wild each); -1 when a meld of 1 or 2 cards stands (only
+    the program can tell)."""
     wilds = hand[TWO] + hand[JOKER]
     c0 = c1 = c2 = 0
     npairs = 0
@@ -167,8 +167,20 @@ def opening_bounds(hand, sizes, wild_melds, max_cards, need, wo):
             c = left
         high += c * v
         left -= c
+    return high
+
+
+@kernel
+def opening_bounds(hand, sizes, wild_melds, max_cards, need, wo):
+    """``melds.opening_bounds``: 1 (True), 0 (False) or -1 (None: only the program can tell)."""
+    if sizes[WILD_SLOT] == 1 or sizes[WILD_SLOT] == 2:
+        return -1
+    high = _opening_high(hand, sizes, max_cards)
+    if high < 0:
+        return -1
     if high < need:
         return 0
+    wilds = hand[TWO] + hand[JOKER]
     budget, nat, used_w = max_cards, 0, 0
     if wild_melds and wilds:
         best = -1
