@@ -4,6 +4,7 @@ package; a batched or DMC run loads neither SB3 nor Ray.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -106,8 +107,11 @@ def test_the_builtin_learners_follow_the_protocol():
     for cls in (BatchedPPO, DMCLearner):
         assert isinstance(cls(cfg), RolloutLearner)
     assert isinstance(SB3Learner(cfg), SamplingLearner)
+    if importlib.util.find_spec("minari") is not None:       # backend: bc needs the data extra
+        from experiments.training.bc import BCLearner
+        assert isinstance(BCLearner(cfg), SamplingLearner)
     assert isinstance(PreferenceLearner(cfg), Learner) and isinstance(PreferenceLearner(cfg), RolloutLearner)
-    assert {"sb3", "rllib", "batched", "dmc"} == set(BUILTIN_BACKENDS) <= set(backend_names())
+    assert {"sb3", "rllib", "batched", "dmc", "bc"} == set(BUILTIN_BACKENDS) <= set(backend_names())
 
 
 def test_a_learner_defined_here_trains_checkpoints_resumes_and_is_evaluated(tmp_path, preferences):
