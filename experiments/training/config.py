@@ -437,7 +437,8 @@ def validate_league(cfg: TrainConfig) -> LeagueConfig:
         raise ConfigError(f"league: needs backend batched or dmc (the batched games), not {cfg.backend}")
     _check_choice("league.weighting", lc.weighting, ("hard", "variance", "uniform"))
     for name, v, lo, hi in (("league.self_play", lc.self_play, 0.0, 0.95), ("league.p", lc.p, 0.0, 100.0),
-                            ("league.decay", lc.decay, 0.0, 1.0), ("league.exploiter_share", lc.exploiter_share, 0.0, 0.9),
+                            ("league.decay", lc.decay, 0.0, 1.0),
+                            ("league.exploiter_share", lc.exploiter_share, 0.0, 0.9),
                             ("league.exploiter_threshold", lc.exploiter_threshold, 0.0, 1.0)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
             raise ConfigError(f"{name}: must be a number in [{lo:g}, {hi:g}], got {v!r}")

@@ -376,7 +376,7 @@ class League:
         for m in self.fixed + self.frozen_exploiters:
             if m.kind != "agent":
                 names.append(m.name)
-                pool.append(self.frozen_weights[m.spec or m.name] if m.kind == "frozen" else self.frozen_weights[m.name])
+                pool.append(self.frozen_weights[m.name])           # a frozen member's name is its spec
         for ex in self.exploiters:
             names.append(ex.name)
             pool.append(ex.learner.actor())
