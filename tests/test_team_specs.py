@@ -100,3 +100,40 @@ def test_the_command_refuses_in_one_line(tmp_path, argv, words, capsys):
 def test_an_evaluation_config_refuses_a_bad_team():
     with pytest.raises(EvalConfigError, match="names 2 agents"):
         EvalConfig(agents=["team(random,greedy)", "random"], rules="six_player").validate()
+
+
+def test_training_seats_play_the_members():
+    """The seat plan's agents (batched samplers, SeatEnv, the RLlib env): each seat its member."""
+    import numpy as np
+    from agents.heuristics import GreedyAgent, RandomAgent
+    from experiments.training.selfplay import SeatAgents
+    agents, rng = SeatAgents(), np.random.default_rng(0)
+    kinds = [type(agents.seat((0, p), "team(greedy,random)", p, PAGAT, rng)) for p in range(4)]
+    assert kinds == [GreedyAgent, GreedyAgent, RandomAgent, RandomAgent]     # seats 0, 1 first of their teams
+    assert type(agents.seat((1, 0), "greedy", 0, PAGAT, rng)) is GreedyAgent
+
+
+def test_a_best_response_to_a_team(tmp_path):
+    from experiments.training.exploit import exploit_main
+    out = tmp_path / "br"
+    argv = ["--agent", "team(greedy,random)", "--decisions", "128", "--deals", "1", "--curve-points", "1",
+            "--out", str(out), "--quiet", "--set", "backend=batched", "--set", "n_envs=2",
+            "--set", "ppo.n_steps=32", "--set", "ppo.batch_size=64", "--set", "ppo.n_epochs=1",
+            "--set", "batched={games: 4, samplers: 0, pipeline: false}", "--set", "network.pi=[16]",
+            "--set", "network.vf=[16]", "--set", "evaluation.deals=1", "--set", "evaluation.workers=1"]
+    assert exploit_main(argv) == 0
+    s = json.loads((out / "exploit.json").read_text())
+    assert s["agent"] == "team(greedy,random)" and s["final"]["games"] == 2
+
+
+def test_a_training_config_refuses_a_team_that_does_not_fit(capsys):
+    from experiments.config import ConfigError, config_from_dict
+    from experiments.training.config import TrainConfig
+    with pytest.raises(ConfigError, match=r"opponents.team\(greedy,random\): team spec .* no partnerships"):
+        config_from_dict(TrainConfig, {"rules": "individual", "opponents": {"team(greedy,random)": 1.0}})
+    with pytest.raises(ConfigError, match=r"evaluation.opponents: team spec .* names 2 agents"):
+        config_from_dict(TrainConfig, {"rules": "six_player", "evaluation": {"opponents": ["team(greedy,random)"]}})
+    with pytest.raises(ConfigError, match=r"opponents.team\(greedy,nobody\): unknown agent spec 'nobody'"):
+        config_from_dict(TrainConfig, {"opponents": {"team(greedy,nobody)": 1.0}})
+    assert main(["exploit", "--agent", "team(greedy)"]) == 2
+    assert "--agent: team spec 'team(greedy)': expected team(A,B)" in capsys.readouterr().err

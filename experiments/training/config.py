@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
-from agents.registry import BUILTIN, make_agent
+from agents.registry import BUILTIN, make_agent, side_specs, team_members
 from experiments.config import ConfigError, _check_choice, apply_overrides, config_from_dict, read_yaml
 from handfoot_env.config import load_rules
 from handfoot_env.config import MAX_SEED
@@ -411,13 +411,29 @@ class TrainConfig:
                 raise ConfigError(f"evaluation.best_by: expected elo, win_rate:SPEC or adp:SPEC with SPEC one of "
                                   f"evaluation.opponents {self.evaluation.opponents}, got {b!r}")
         try:
-            load_rules(self.rules)
+            rules = load_rules(self.rules)
         except Exception as e:  # noqa: BLE001 - report any rule problem as a config error
             raise ConfigError(f"rules: {e}") from None
+        sides = [(f"opponents.{k}", k) for k in self.opponents if k not in (SELF, SNAPSHOTS)]
+        for where, spec in sides + [("evaluation.opponents", s) for s in self.evaluation.opponents]:
+            try:
+                side_specs(spec, rules)          # a team spec: one member per seat of a team of these rules
+            except ValueError as e:
+                raise ConfigError(f"{where}: {e}") from None
         return self
 
 
 def check_spec(name: str, spec: str) -> None:
+    """A ConfigError naming the field ``name`` unless ``spec`` is an agent spec, or a team of them
+    (``team(A,B)``: its size is checked against the rules by :meth:`TrainConfig.validate`)."""
+    try:
+        members = team_members(spec)
+    except ValueError as e:
+        raise ConfigError(f"{name}: {e}") from None
+    if members is not None:
+        for member in members:
+            check_spec(name, member)
+        return
     if spec in BUILTIN:
         return
     if spec.startswith("policy:") and len(spec) > len("policy:"):
@@ -473,13 +489,14 @@ def check_agents(cfg: TrainConfig) -> None:
     specs += [("evaluation.opponents", spec) for spec in cfg.evaluation.opponents]
     if cfg.league.enabled:
         specs += [("league.pool", spec) for spec in cfg.league.pool]
-    for where, spec in specs:
-        if spec in BUILTIN:
-            continue
-        try:
-            make_agent(spec, 0)
-        except Exception as e:  # noqa: BLE001 - any failure to load is the spec's problem, reported in one line
-            raise ConfigError(f"{where}: cannot load agent {spec!r}: {e}") from None
+    for where, side in specs:
+        for spec in team_members(side) or [side]:
+            if spec in BUILTIN:
+                continue
+            try:
+                make_agent(spec, 0)
+            except Exception as e:  # noqa: BLE001 - any failure to load is the spec's problem, reported in one line
+                raise ConfigError(f"{where}: cannot load agent {spec!r}: {e}") from None
 
 
 def init_weights(cfg: TrainConfig) -> Dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from agents.registry import make_agent
+from agents.registry import make_agent, side_specs
 from experiments.training.config import SELF, SNAPSHOTS
 from handfoot_env.engine import GAME_OVER, Game
 from handfoot_env.observation import table_points
@@ -82,7 +82,9 @@ def plan_seats(kind: str, team_of: Sequence[int], learner_team: int, snapshots: 
 
 class SeatAgents:
     """The agents of the seats a plan gives to an agent spec: one object per key (a game slot, a seat and
-    a spec), built once with a seed from the game's generator and reset with another every game."""
+    a spec), built once with a seed from the game's generator and reset with another every game.  A team
+    spec ``team(A,B)`` gives each seat its member (:func:`agents.registry.side_specs`: A in a team's first
+    seat, B in its second)."""
 
     def __init__(self) -> None:
         self._agents: Dict[Hashable, Any] = {}
@@ -90,7 +92,8 @@ class SeatAgents:
     def seat(self, key: Hashable, spec: str, seat: int, rules: Any, rng: np.random.Generator) -> Any:
         a = self._agents.get(key)
         if a is None:
-            a = self._agents[key] = make_agent(spec, int(rng.integers(2 ** 31)))
+            member = side_specs(spec, rules)[seat // rules.teams]
+            a = self._agents[key] = make_agent(member, int(rng.integers(2 ** 31)))
         a.reset(seat, rules, int(rng.integers(2 ** 31)))
         return a
 
