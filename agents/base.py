@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 from handfoot_env.actions import LAY_RED_THREE
 from handfoot_env.config import RuleConfig
+from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.turns import agent_action, play_agent_move
 from handfoot_env.view import SeatView
 
@@ -73,6 +74,33 @@ class Agent:
         return f"{type(self).__name__}(seed={self.seed})"
 
 
+class RuleAgent(Agent):
+    """An agent of rules for each kind of decision: the obvious move (:meth:`Agent.obvious`), else its
+    answer to a partner's question (``_answer``), its draw (``_draw``) or its move of the meld phase
+    (``_meld_phase``; an action outside the legal list falls back to the first legal one)."""
+
+    def act(self, observation, view: SeatView) -> int:
+        only = self.obvious(view)
+        if only is not None:
+            return only
+        legal = view.legal_actions
+        if view.phase == ANSWER_PHASE:
+            return self._answer(view)
+        if view.phase == DRAW_PHASE:
+            return self._draw(view, legal)
+        a = self._meld_phase(view, legal)
+        return a if a in legal else legal[0]
+
+    def _answer(self, view: SeatView) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _draw(self, view: SeatView, legal) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _meld_phase(self, view: SeatView, legal) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
 #: ``agent_action`` and ``play_agent_move`` (asking an agent for its move on either core) live in
 #: :mod:`handfoot_env.turns`, where the envs use them too; they are agents' names as well
 def observation_only(agent) -> bool:
@@ -81,4 +109,4 @@ def observation_only(agent) -> bool:
     return bool(getattr(agent, "needs_observation", False)) and not getattr(agent, "needs_view", True)
 
 
-__all__ = ["Agent", "agent_action", "play_agent_move", "observation_only"]
+__all__ = ["Agent", "RuleAgent", "agent_action", "play_agent_move", "observation_only"]

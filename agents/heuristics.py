@@ -26,10 +26,9 @@ from typing import Iterable, List, Sequence, Tuple
 from handfoot_env.actions import (ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS, DRAW,
                                   MELD_BASE, MELD_SPECS, PICKUP)
 from handfoot_env.cards import BLACK3, JOKER, TWO, VALUES
-from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
 
-from .base import Agent
+from .base import Agent, RuleAgent
 from handfoot_env.melds import meld_points
 
 MeldOption = Tuple[int, int, int, int, int]     # (action id, slot, naturals, twos, jokers)
@@ -66,22 +65,21 @@ class RandomAgent(Agent):
         return legal[self.rng.randrange(len(legal))]
 
 
-class GreedyAgent(Agent):
+class GreedyAgent(RuleAgent):
     """Takes every pile, melds everything as early as it can, sheds the least useful card."""
 
     name = "greedy"
 
-    def act(self, observation, view: SeatView) -> int:
-        only = self.obvious(view)
-        if only is not None:
-            return only
+    def _answer(self, view: SeatView) -> int:
         legal = view.legal_actions
-        if view.phase == ANSWER_PHASE:
-            return ANSWER_YES if ANSWER_YES in legal else legal[0]
-        if view.phase == DRAW_PHASE:
-            if PICKUP in legal:
-                return PICKUP
-            return DRAW if DRAW in legal else legal[0]
+        return ANSWER_YES if ANSWER_YES in legal else legal[0]
+
+    def _draw(self, view: SeatView, legal) -> int:
+        if PICKUP in legal:
+            return PICKUP
+        return DRAW if DRAW in legal else legal[0]
+
+    def _meld_phase(self, view: SeatView, legal) -> int:
         if ASK_GO_OUT in legal and books_ok(view):
             return ASK_GO_OUT
         melds = meld_options(legal)

@@ -78,10 +78,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from handfoot_env.actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_ACTION, DRAW,
                                   MELD_ACTION, PICKUP)
 from handfoot_env.cards import BLACK3, JOKER, NUM_KINDS, NUM_RANKS, PER_DECK, RED3, TWO, VALUES, WILD_SLOT
-from handfoot_env.engine import ANSWER_PHASE, DRAW_PHASE
 from handfoot_env.view import SeatView
 
-from .base import Agent
+from .base import RuleAgent
 from .heuristics import books_ok, discard_options, meld_options
 from handfoot_env.melds import meld_points, wild_ok
 
@@ -214,7 +213,7 @@ def check_params(params: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-class StrategicAgent(Agent):
+class StrategicAgent(RuleAgent):
     """A strong rule-based player (strategy per decision in the module docstring)."""
 
     name = "strategic"
@@ -223,19 +222,6 @@ class StrategicAgent(Agent):
         super().__init__(seed)
         #: the strategic choices (:data:`PARAMS`; the defaults are the tuned values)
         self.p = check_params(params)
-
-    # ------------------------------------------------------------ entry
-    def act(self, observation, view: SeatView) -> int:
-        only = self.obvious(view)
-        if only is not None:
-            return only
-        legal = view.legal_actions
-        if view.phase == ANSWER_PHASE:
-            return self._answer(view)
-        if view.phase == DRAW_PHASE:
-            return self._draw(view, legal)
-        a = self._meld_phase(view, legal)
-        return a if a in legal else legal[0]
 
     # ------------------------------------------------------------ helpers
     def _unseen(self, view: SeatView) -> List[int]:

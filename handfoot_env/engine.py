@@ -79,6 +79,7 @@ from .melds import (
     CLEAN,
     DIRTY,
     WILD,
+    add_provisional,
     book_type,
     fresh_meld_table,
     max_meld_value,
@@ -824,11 +825,7 @@ class Game:
         if s == self.incomplete:
             self.incomplete = -1
         if not self.opened[team]:
-            if s < NUM_RANKS:
-                self.prov[s] += n
-            self.prov[TWO] += t
-            self.prov[JOKER] += j
-            self.prov_value += meld_points(s, n, t, j)
+            self.prov_value += add_provisional(self.prov, s, n, t, j)
             if self.prov_value >= self.minimum:
                 self._open(p)
         self._after_hand_change(p)

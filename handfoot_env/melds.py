@@ -37,6 +37,16 @@ def meld_points(slot: int, naturals: int, twos: int, jokers: int) -> int:
     return naturals * NATURAL_POINTS[slot] + twos * TWO_POINTS + jokers * JOKER_POINTS
 
 
+def add_provisional(prov: List[int], slot: int, naturals: int, twos: int, jokers: int) -> int:
+    """Count a meld laid before the team has opened into ``prov`` (cards by kind, taken back by
+    ``cancel_melds``); its points toward the opening minimum."""
+    if slot < NUM_RANKS:
+        prov[slot] += naturals
+    prov[TWO] += twos
+    prov[JOKER] += jokers
+    return meld_points(slot, naturals, twos, jokers)
+
+
 def wild_ok(naturals: int, wilds: int, double: bool) -> bool:
     """The wild limit: ``double`` (naturals >= 2 x wilds) or, if false, majority (naturals > wilds)."""
     return naturals >= 2 * wilds if double else naturals > wilds

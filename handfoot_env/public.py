@@ -25,7 +25,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from .actions import (ANSWER_NO, ANSWER_YES, ASK_GO_OUT, CANCEL_MELDS, DISCARD_BASE, DISCARD_KINDS, DRAW,
                       LAY_RED_THREE, MELD_BASE, MELD_SPECS, PICKUP)
 from .cards import JOKER, NUM_KINDS, NUM_RANKS, TWO, VALUES
-from .melds import meld_points
+from .melds import add_provisional
 
 Counts = Tuple[int, ...]
 
@@ -169,11 +169,7 @@ class PublicRecord:
         self.hs[p] -= nn + t + j
         self.played[p] = self.played[p] or self.foot_up[p]
         if not self.opened[self.team_of[p]]:
-            if s < NUM_RANKS:
-                self.prov[s] += nn
-            self.prov[TWO] += t
-            self.prov[JOKER] += j
-            self.prov_value += meld_points(s, nn, t, j)
+            self.prov_value += add_provisional(self.prov, s, nn, t, j)
             if self.prov_value >= self.minimum:
                 self.open_team(p)
         return self.emptied(p)

@@ -277,6 +277,15 @@ def _pyplot():
     return plt
 
 
+def _save(plt, fig, ax, title: str, out: Path, name: str, written: List[str]) -> None:
+    """Title ``ax``, write ``fig`` as ``out/name`` and close it; ``name`` joins ``written``."""
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    written.append(name)
+
+
 def write_plots(data: Dict[str, Any], out: Path) -> List[str]:
     """``variants.png`` (seeds and the IQM with its interval), ``profile.png`` and ``curves.png``; the names written."""
     variants = [v for v in data["variants"] if _values(v)]
@@ -297,11 +306,7 @@ def write_plots(data: Dict[str, Any], out: Path) -> List[str]:
                     fmt="o", color="C0", capsize=4, zorder=3)
     ax.set_xticks(range(len(variants)), [v["name"] for v in variants], rotation=20, ha="right")
     ax.set_ylabel(unit)
-    ax.set_title(f"{data['name']}: seeds (grey) and IQM with 95% bootstrap CI")
-    fig.tight_layout()
-    fig.savefig(out / "variants.png", dpi=110)
-    plt.close(fig)
-    written.append("variants.png")
+    _save(plt, fig, ax, f"{data['name']}: seeds (grey) and IQM with 95% bootstrap CI", out, "variants.png", written)
     prof = data.get("performance_profile") or {}
     if prof:
         th = np.asarray(prof["thresholds"]) * scale
@@ -316,11 +321,7 @@ def write_plots(data: Dict[str, Any], out: Path) -> List[str]:
         ax.set_ylabel("share of seeds above")
         ax.set_ylim(-0.02, 1.02)
         ax.legend(fontsize=8)
-        ax.set_title("performance profiles (95% bootstrap bands)")
-        fig.tight_layout()
-        fig.savefig(out / "profile.png", dpi=110)
-        plt.close(fig)
-        written.append("profile.png")
+        _save(plt, fig, ax, "performance profiles (95% bootstrap bands)", out, "profile.png", written)
     curves = {}
     for v in variants:
         cs = [r.get("curve") or [] for r in v["trials"] if r["status"] == "done"]
@@ -340,11 +341,7 @@ def write_plots(data: Dict[str, Any], out: Path) -> List[str]:
         ax.set_xlabel("learner decisions")
         ax.set_ylabel(f"periodic evaluation: {unit}")
         ax.legend(fontsize=8)
-        ax.set_title("learning curves: IQM across seeds, 95% bootstrap band")
-        fig.tight_layout()
-        fig.savefig(out / "curves.png", dpi=110)
-        plt.close(fig)
-        written.append("curves.png")
+        _save(plt, fig, ax, "learning curves: IQM across seeds, 95% bootstrap band", out, "curves.png", written)
     return written
 
 
