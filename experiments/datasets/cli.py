@@ -32,7 +32,8 @@ from experiments.config import command, seed_arg
 
 
 def dataset_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="handfoot dataset", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="handfoot dataset", description="Minari datasets of the single-seat env's "
+                                 "episodes, from agents' play or from game records (docs/datasets.md)",
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="what", metavar="{collect,from-records}")
     sub.required = True
