@@ -174,7 +174,8 @@ def team_members(spec: str) -> Optional[List[str]]:
     members = _split_top(m.group("body"))
     if len(members) < 2 or any(not x for x in members):
         raise ValueError(f"team spec {spec!r}: expected team(A,B) (one agent spec per seat of a team, "
-                         f"two or more), got {len(members)} member(s){' with an empty one' if members and not all(members) else ''}")
+                         f"two or more), got {len(members)} member(s)"
+                         f"{' with an empty one' if members and not all(members) else ''}")
     for x in members:
         if _TEAM.match(x):
             raise ValueError(f"team spec {spec!r}: a team cannot hold a team ({x!r})")
@@ -411,6 +412,5 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
                      f"py:package.module:ClassName or a name in the entry-point group {ENTRY_POINT_GROUP}")
 
 
-__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "policy_weights", "team_members", "side_specs",
-           "check_side", "TEAM", "BUILTIN", "SHIPPED", "SEARCH",
-           "ENTRY_POINT_GROUP"]
+__all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "policy_weights", "team_members",
+           "side_specs", "check_side", "TEAM", "BUILTIN", "SHIPPED", "SEARCH", "ENTRY_POINT_GROUP"]
