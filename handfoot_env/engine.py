@@ -183,6 +183,7 @@ class Game:
         self._take = None if r.pile_take == "all" else int(r.pile_take)
         self.seed = None
         self.phase = GAME_OVER
+        self._public = None                  # the public record of the round (public_round)
 
     # ------------------------------------------------------------------ setup
     def reset(self, seed: Optional[int] = None, shoe: Optional[Sequence[str]] = None,
@@ -1014,7 +1015,7 @@ class Game:
         brought up to date with the actions since it was last asked."""
         h = self.history
         start = len(h) - self.round_actions
-        rec = self._public = follow(self.__dict__.get("_public"), (self.seed, self.round, start), self.rules,
+        rec = self._public = follow(self._public, (self.seed, self.round, start), self.rules,
                                     self.team_of, self.num_teams, self.up_card, self.minimum, h, start)
         return rec.snapshot()
 

@@ -56,6 +56,7 @@ def test_worlds_show_the_seat_its_view_and_keep_every_card(preset):
             for w in sample_worlds(v, 1, rng=step * 10 + seat):
                 positions += 1
                 assert seat_view(w, seat) == v, (preset, step, seat)
+                assert seat_view(w, seat).public == v.public, (preset, step, seat)   # a world keeps the record too
                 assert w.card_locations() == deck_counts(g.rules.decks)
                 for p in range(g.n):
                     assert all(h >= k for h, k in zip(w.hands[p], known[p]))
