@@ -48,6 +48,7 @@ from handfoot_env.actions import PICKUP
 from handfoot_env.belief import WorldSampler, discard_likelihood
 from handfoot_env.compiled import load
 from handfoot_env.observation import observation_size
+from handfoot_env.turns import play_batch
 
 from .base import Agent
 from .policy import NumpyPolicy, TorchPolicy
@@ -224,37 +225,43 @@ class SearchAgent(Agent):
         nrs0 = int(b.rounds_scored()[0])
         if deadline is None:
             deadline = time.perf_counter() + self.max_seconds
-        ticks = rows_played = one_legal = 0
         acts = np.full(rows, -2, dtype=np.int64)
         stuck = np.zeros(rows, dtype=bool)
         forward = self.forward
-        while True:
+        played = [0, 0]                                     # rows played, rows with one legal action
+        horizon = self.horizon
+
+        def playing(tick: int) -> Optional[np.ndarray]:
             running = np.flatnonzero(b.in_round(nrs0) & ~stuck)
-            count = b.counts[running]                       # legal actions of each row's player to act
-            live = count != 0
+            live = b.counts[running] != 0                   # legal actions of each row's player to act
             if not live.all():
                 # a world the sampler kept after its tries though its turn player cannot go on: no
                 # legal action; it stops here and is scored as it stands
                 dead = running[~live]
                 stuck[dead] = True
                 self.stats["stuck"] += len(dead)
-                running, count = running[live], count[live]
+                running = running[live]
             if not len(running):
-                break
-            if (self.horizon and ticks >= self.horizon) or time.perf_counter() > deadline:
-                if not self.horizon or ticks < self.horizon:
+                return None
+            if (horizon and tick >= horizon) or time.perf_counter() > deadline:
+                if not horizon or tick < horizon:
                     self._cut = True
-                break
+                return None
+            return running
+
+        def act(running: np.ndarray) -> np.ndarray:
             acts[:] = -2
-            one = count == 1                                # one legal action: no network needed
+            one = b.counts[running] == 1                    # one legal action: no network needed
             acts[running[one]] = b.legal_ids[running[one], 0]
             free = running[~one]
-            rows_played += len(running)
-            one_legal += len(running) - len(free)
+            played[0] += len(running)
+            played[1] += len(running) - len(free)
             if len(free):
                 acts[free] = forward.best(b.obs[free], b.mask[free])
-            b.step(acts)
-            ticks += 1
+            return acts
+
+        ticks = play_batch(playing, act, lambda running, a: b.step(a))
+        rows_played, one_legal = played
         self.stats["ticks"] += ticks
         self.stats["rows"] += rows_played
         self.stats["one_legal"] += one_legal

@@ -122,7 +122,8 @@ def play_until(game: Any, waits: Optional[Callable[[int], bool]], move: Callable
     Returns the number of actions played.
 
     The batched samplers play their agent seats through it, one game of the batch at a time
-    (``Sampler._advance``), as do the single-seat envs (:func:`play_to_seat`), the RLlib env, the
+    (``Sampler._advance``, in :func:`play_batch`'s step), as do the single-seat envs
+    (:func:`play_to_seat`), the RLlib env, the
     evaluation harness, the demo and the terminal table."""
     n = 0
     while not (stop() if stop is not None else game.game_over):
@@ -139,6 +140,23 @@ def play_until(game: Any, waits: Optional[Callable[[int], bool]], move: Callable
             game.apply_legal(a)
         n += 1
     return n
+
+
+def play_batch(rows: Callable[[int], Optional[np.ndarray]], act: Callable[[np.ndarray], np.ndarray],
+               step: Callable[[np.ndarray, np.ndarray], Any]) -> int:
+    """The game-driving loop of every runner that plays a batch of games in ticks (the batched samplers on
+    both cores, the search agent's rollouts): each tick, ``rows(t)`` gives the games that play tick ``t``
+    (None or empty: the loop ends; a caller's budget, deadline or horizon says it there), ``act(rows)``
+    their actions (one forward pass per network over the rows it plays; an array over the whole batch),
+    and ``step(rows, actions)`` applies them (and plays on, game by game through :func:`play_until`,
+    whatever seats the caller's seat plan gives to agents).  Returns the number of ticks played."""
+    t = 0
+    while True:
+        r = rows(t)
+        if r is None or not len(r):
+            return t
+        step(r, act(r))
+        t += 1
 
 
 def play_to_seat(game: Any, seat: int, move: Callable[[int, List[int]], int], rules: EpisodeRules, team: int,
@@ -160,5 +178,5 @@ def play_to_seat(game: Any, seat: int, move: Callable[[int, List[int]], int], ru
     return state[0], (state[1], state[2])
 
 
-__all__ = ["ReferenceGame", "agent_action", "play_agent_move", "play_until", "play_to_seat", "view_of",
+__all__ = ["ReferenceGame", "agent_action", "play_agent_move", "play_until", "play_batch", "play_to_seat", "view_of",
            "observation_of", "observe_into"]

@@ -33,7 +33,7 @@ from handfoot_env.observation import (
     observation_size,
     state_size,
 )
-from handfoot_env.turns import play_until
+from handfoot_env.turns import play_batch, play_until
 
 
 
@@ -108,6 +108,7 @@ class Sampler:
         self.state_n = state_size(r.players, r.teams) if self.with_state else 0
         self.buf = Rollout(4096, self.obs_n, self.state_n)
         self._acts = np.zeros(len(self.games), np.int64)             # a tick's action in every game
+        self._cur: List[int] = []                                   # a tick's player to act in every game
         self.learner: Any = None                                    # TorchPolicy or TorchQPolicy (make_torch_policy)
         self.snapshots: List[Any] = []
         self.named: Dict[str, int] = {}                             # a league's networks: member name -> pool index
@@ -333,8 +334,19 @@ class Sampler:
         buf = self.buf
         new = 0
         start_actions = self.actions
-        while new < decisions:
-            new += self._tick()
+        all_games = np.arange(len(self.games))
+        counted = [0]
+
+        def playing(tick: int) -> Optional[np.ndarray]:
+            return all_games if counted[0] < decisions else None
+
+        def act(rows: np.ndarray) -> np.ndarray:
+            acts, m = self._choose()
+            counted[0] += m
+            return acts
+
+        play_batch(playing, act, self._step_tick)
+        new = counted[0]
         out = buf.export()
         # carry every open trajectory's last decision into the next rollout as its first row
         carry = [(i, p, k) for i, row in enumerate(self.last) for p, k in enumerate(row) if k >= 0]
@@ -356,14 +368,15 @@ class Sampler:
         out["games"] = finished
         return out
 
-    def _tick(self) -> int:
-        """Every game's seat to act acts: learner rows in one forward pass, each other policy's in one."""
+    def _choose(self) -> Tuple[np.ndarray, int]:
+        """A tick's actions: every game's seat to act, learner rows in one forward pass (recorded as new
+        decisions), each other policy's in one; returns the actions and the number of new decisions."""
         games = self.games
         buf = self.buf
         n = len(games)
         buf.reserve((1 + self.n_seats) * n)    # a decision, and bootstrap rows of a cut game
         k0 = buf.n
-        cur = self._currents()
+        cur = self._cur = self._currents()
         learn: List[int] = []
         other: Dict[int, Tuple[Any, List[int]]] = {}
         phi_on = any(self.shaping)
@@ -390,11 +403,14 @@ class Sampler:
             mask = np.empty((len(rows), NUM_ACTIONS), bool)
             self._observe(rows, obs, mask)
             acts[rows] = pol.choose(obs, mask, self.rng)[0]
-        self._step_all(cur, acts)
-        self.actions += n
-        for i in range(n):
+        return acts, m
+
+    def _step_tick(self, rows: np.ndarray, acts: np.ndarray) -> None:
+        """Apply a tick's actions in every game, then play each game's agent seats up to a network seat."""
+        self._step_all(self._cur, acts)
+        self.actions += len(self.games)
+        for i in range(len(self.games)):
             self._advance(i)
-        return m
 
 
 __all__ = ["Sampler", "Rollout"]

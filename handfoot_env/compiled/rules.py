@@ -341,27 +341,6 @@ def meld_post_ok(s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t,
     return True
 
 
-@kernel(inline="always")
-def _slot_melds_into(s, R, p, out, cnt, bits, slot, size0, all_ok, simple, size, in_foot, opened, go_ok, cancel_left,
-                     ro, wo):
-    """:func:`_melds_into` for one slot (the wild slot too: its ids' naturals are 0): the ids of ``bits``
-    (those that fit the meld and the hand) that pass the checks that can fail; the new count."""
-    base = MELD_BASE + 59 * slot
-    while bits:
-        i = trailing_zeros(bits)
-        bits &= bits - 1
-        if not all_ok:
-            q = 59 * slot + i
-            n, t, j = SPECS[q, 1], SPECS[q, 2], SPECS[q, 3]
-            if not ((simple and size - n - t - j >= 2) or meld_post_ok(
-                    s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t, j,
-                    size0 + n + t + j == 7, ro, wo)):
-                continue
-        out[cnt] = base + i
-        cnt += 1
-    return cnt
-
-
 @kernel
 def _melds_into(s, R, p, out, cnt, ro, wo):
     """``Game._add_legal_melds``: append the legal meld ids, slot by slot, in id order.  The ids that
@@ -383,19 +362,33 @@ def _melds_into(s, R, p, out, cnt, ro, wo):
     melds = s[MELDS + 36 * team:MELDS + 36 * team + 36]
     ht3 = ht if ht < 3 else 3
     hj3 = hj if hj < 3 else 3
-    for slot in range(NR):
-        n0, t0, j0 = melds[3 * slot], melds[3 * slot + 1], melds[3 * slot + 2]
-        hn = hand[slot]
-        if n0 == 0 and hn == 0:
-            continue
-        bits = RANK_BITS[double, n0, t0 + j0, hn if hn < 7 else 7, ht3, hj3]
-        cnt = _slot_melds_into(s, R, p, out, cnt, bits, slot, n0 + t0 + j0, all_ok, simple, size, in_foot, opened,
-                               go_ok, cancel_left, ro, wo)
-    if R[R_WM] and (ht or hj):
-        t0, j0 = melds[3 * WILD_SLOT + 1], melds[3 * WILD_SLOT + 2]
-        bits = WILD_BITS[t0 + j0, ht if ht < 7 else 7, hj if hj < 7 else 7]
-        cnt = _slot_melds_into(s, R, p, out, cnt, bits, WILD_SLOT, t0 + j0, all_ok, simple, size, in_foot, opened,
-                               go_ok, cancel_left, ro, wo)
+    wild_ok = R[R_WM] and (ht or hj)
+    for slot in range(NR + 1):                      # the ranks' slots, then the wild slot (its naturals: 0)
+        t0, j0 = melds[3 * slot + 1], melds[3 * slot + 2]
+        if slot < NR:
+            n0, hn = melds[3 * slot], hand[slot]
+            if n0 == 0 and hn == 0:
+                continue
+            bits = RANK_BITS[double, n0, t0 + j0, hn if hn < 7 else 7, ht3, hj3]
+        elif wild_ok:
+            n0 = 0
+            bits = WILD_BITS[t0 + j0, ht if ht < 7 else 7, hj if hj < 7 else 7]
+        else:
+            break
+        size0 = n0 + t0 + j0
+        base = MELD_BASE + 59 * slot
+        while bits:
+            i = trailing_zeros(bits)
+            bits &= bits - 1
+            if not all_ok:
+                q = 59 * slot + i
+                n, t, j = SPECS[q, 1], SPECS[q, 2], SPECS[q, 3]
+                if not ((simple and size - n - t - j >= 2) or meld_post_ok(
+                        s, R, p, size, in_foot, opened, go_ok, cancel_left, slot, n, t, j,
+                        size0 + n + t + j == 7, ro, wo)):
+                    continue
+            out[cnt] = base + i
+            cnt += 1
     return cnt
 
 
