@@ -208,8 +208,9 @@ def test_refused_inputs_are_one_line_and_write_nothing(evaluated, root, tmp_path
              capsys, root, "--agents nosuchagent")
     _refused(["collect", "--agents", "random", "--games", "1", "--seed", "0", "--seats", "7", "--id",
               "handfoot/bad7-v0"], capsys, root, "--seats")
-    _refused(["collect", "--agents", "random", "--games", "1", "--seed", "0", "--id", "no version"], capsys, root,
-             "not a Minari dataset id")
+    for bad in ("no version", "handfoot/strategic", "handfoot/strategic-q0"):
+        _refused(["collect", "--agents", "random", "--games", "1", "--seed", "0", "--id", bad], capsys, root,
+                 "not a Minari dataset id")
     assert dataset_main(["collect", "--agents", "random", "--games", "1", "--seed", "0", "--seats", "0", "--id",
                          "handfoot/once-v0", "--no-progress"]) == 0
     capsys.readouterr()

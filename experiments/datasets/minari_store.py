@@ -69,7 +69,7 @@ def check_new_id(dataset_id: str) -> Path:
         raise ValueError("--id: a dataset id is needed, e.g. handfoot/strategic-v0")
     try:
         parse_dataset_id(dataset_id)
-    except ValueError:
+    except (ValueError, TypeError):       # Minari: a TypeError for an id with no version
         raise ValueError(f"--id {dataset_id}: not a Minari dataset id ((namespace/)name-vVERSION, e.g. "
                          f"handfoot/strategic-v0)") from None
     path = Path(get_dataset_path(dataset_id))
@@ -84,7 +84,7 @@ def load(dataset_id: str) -> Any:
     absolute_root()
     try:
         parse_dataset_id(dataset_id)
-    except ValueError:
+    except (ValueError, TypeError):       # Minari: a TypeError for an id with no version
         raise ValueError(f"dataset {dataset_id!r}: not a Minari dataset id ((namespace/)name-vVERSION)") from None
     path = Path(get_dataset_path(dataset_id))
     if not (path / "data" / "metadata.json").is_file():
