@@ -162,6 +162,40 @@ def test_a_batch_deals_the_games_it_is_given_and_draws_random_legal_actions():
     assert np.array_equal(before[0], b.S[0])                # a refused reset changes nothing
 
 
+def test_the_batched_loop_and_the_one_game_loop_play_the_same_games():
+    """turns.play_batch over a CoreBatch (a game stops at its first round's end, the others play on) and
+    turns.play_until over one reference game each, the same moves drawn per game: the same round."""
+    from handfoot_env.turns import play_batch, play_until
+    seeds = [31, 32, 33, 34, 35]
+    b = CoreBatch("pagat", len(seeds))
+    b.reset(seeds)
+    rngs = [random.Random(s) for s in seeds]
+    acts = np.full(len(seeds), -2, np.int64)
+    asked = []
+
+    def rows(t):
+        asked.append(t)
+        return np.flatnonzero(b.in_round(0))
+
+    def act(r):
+        acts[:] = -2
+        for i in r:
+            acts[i] = rngs[i].choice(b.legal_ids[i, :b.counts[i]].tolist())
+        return acts
+
+    ticks = play_batch(rows, act, lambda r, a: b.step(a))
+    assert asked == list(range(ticks + 1)) and not b.in_round(0).any()
+    lengths = []
+    for i, seed in enumerate(seeds):
+        g, rng = Game("pagat"), random.Random(seed)
+        g.reset(seed=seed)
+        n = play_until(g, None, lambda p, legal: rng.choice(legal), stop=lambda: g.rounds_finished > 0)
+        assert np.array_equal(state_row(g), b.S[i])
+        assert b.round_score(0)[i].tolist() == g.round_scores[0]
+        lengths.append(n)
+    assert ticks == max(lengths) and min(lengths) < ticks          # as long as the longest game, no longer
+
+
 def test_core_names_resolve():
     assert resolve_core("reference") == "reference"
     assert resolve_core(None) == "compiled" == resolve_core("auto")
