@@ -137,3 +137,17 @@ def test_a_training_config_refuses_a_team_that_does_not_fit(capsys):
         config_from_dict(TrainConfig, {"opponents": {"team(greedy,nobody)": 1.0}})
     assert main(["exploit", "--agent", "team(greedy)"]) == 2
     assert "--agent: team spec 'team(greedy)': expected team(A,B)" in capsys.readouterr().err
+
+
+def test_the_leaderboard_rates_a_team_as_one_entrant(tmp_path, monkeypatch, capsys):
+    from experiments.evaluation import leaderboard as lb
+    monkeypatch.setattr(lb, "champion_available", lambda: False)
+    out = tmp_path / "board"
+    assert lb.leaderboard_main(["--games", "1", "--seed", "2", "--bootstrap", "10", "--out", str(out),
+                                "--no-progress", "--agents", "team(greedy,random)"]) == 0
+    data = json.loads((out / "leaderboard.json").read_text())
+    assert data["board"]["specs"] == ["random", "greedy", "strategic", "team(greedy,random)"]
+    pairs = [p for p in data["results"]["pairs"] if "team(greedy,random)" in p["agents"]]
+    assert len(pairs) == 3 and all(len(p["deal_win_rates"]) == 1 for p in pairs)
+    assert "`team(greedy,random)`" in (out / "leaderboard.md").read_text()
+    assert "team(greedy,random)" in capsys.readouterr().out
