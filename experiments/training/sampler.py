@@ -332,7 +332,6 @@ class Sampler:
                 self._advance(i)
             self.started = True
         buf = self.buf
-        new = 0
         start_actions = self.actions
         all_games = np.arange(len(self.games))
         counted = [0]
