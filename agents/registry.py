@@ -6,8 +6,11 @@ spec               agent
 ``random``         :class:`agents.heuristics.RandomAgent`
 ``greedy``         :class:`agents.heuristics.GreedyAgent`
 ``strategic``      :class:`agents.strategic.StrategicAgent`
-``champion``       the strongest trained agent, shipped in the package (``agents/weights/champion.npz``,
-                   how it was trained: docs/results/champion/), played greedily
+``champion``       the newest shipped champion, played greedily: ``champion_v2`` today
+``champion_v1``    the first champion (55M decisions of batched PPO; ``agents/weights/champion_v1.npz``, its
+                   record: docs/results/champion_v1/), played greedily
+``champion_v2``    the league's champion (docs/league.md; ``agents/weights/champion_v2.npz``, its record:
+                   docs/results/champion_v2/), played greedily
 ``search(...)``    decision-time search over a trained policy: :class:`agents.search.SearchAgent`
                    (arguments in :data:`agents.search.PARAMS`; docs/search.md)
 ``policy:PATH``    a trained policy, loaded by ``agents.policy.load_policy_agent(PATH, seed)``
@@ -26,7 +29,7 @@ quote a string that holds a comma or a parenthesis); the agent is built as
 reports and ratings, so ``strategic`` and ``strategic(draw_worth=2.0)`` are two entries even
 where the second is the default; :func:`spec_arguments` parses a spec, and a bad argument is one
 ``ValueError`` naming the spec.  ``strategic``'s arguments are listed in
-:data:`agents.strategic.PARAMS`; ``random``, ``greedy`` and ``champion`` take none.
+:data:`agents.strategic.PARAMS`; ``random``, ``greedy`` and the champions take none.
 
 Files in the project's formats (``actor.npz``) load without pickle; pickle-based files (an SB3
 ``model.zip`` alone, RLlib's ``.pkl`` files) only with ``HANDFOOT_TRUST_PICKLE=1`` (:mod:`agents.files`).
@@ -215,8 +218,12 @@ def check_side(spec: str, rules: Any) -> List[str]:
     return specs
 
 
-#: trained agents shipped with the package: spec name -> weights file inside ``agents/``
-SHIPPED: Dict[str, str] = {"champion": "weights/champion.npz"}
+#: the shipped champions, oldest first (docs/champion.md tells each one's story)
+CHAMPIONS: Tuple[str, ...] = ("champion_v1", "champion_v2")
+#: trained agents shipped with the package: spec name -> weights file inside ``agents/``; ``champion`` is the
+#: newest champion (a figure measured with an older one names it: ``champion_v1``)
+SHIPPED: Dict[str, str] = {**{name: f"weights/{name}.npz" for name in CHAMPIONS},
+                           "champion": f"weights/{CHAMPIONS[-1]}.npz"}
 #: the search agent's spec name (not in BUILTIN: a round-robin of every built-in agent leaves it out)
 SEARCH = "search"
 #: further names reserved for agents shipped with the package: an entry point never takes them
@@ -413,4 +420,4 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
 
 
 __all__ = ["make_agent", "spec_arguments", "plugin_agents", "shipped_weights", "policy_weights", "team_members",
-           "side_specs", "check_side", "TEAM", "BUILTIN", "SHIPPED", "SEARCH", "ENTRY_POINT_GROUP"]
+           "side_specs", "check_side", "TEAM", "BUILTIN", "SHIPPED", "CHAMPIONS", "SEARCH", "ENTRY_POINT_GROUP"]

@@ -1,4 +1,4 @@
-"""Search at decision time over a trained policy: spec ``search(base=champion, worlds=96, candidates=3)``.
+"""Search at decision time over a trained policy: spec ``search(base=champion_v1, worlds=96, candidates=3)``.
 
 At a decision where search can change the outcome, the agent
 
@@ -18,7 +18,7 @@ At a decision where search can change the outcome, the agent
 
 Elsewhere it plays the base policy's choice at once: with one legal action, and when the base
 policy is sure (its top action's probability at least ``confident``) unless the decision is
-whether to take the pile (``pickup`` legal).  With the shipped champion and the defaults that is
+whether to take the pile (``pickup`` legal).  With the first champion and the defaults that is
 a little over one decision in four (docs/search.md, where the held-out probe that chose the defaults
 is described: ``scripts/search_gains.py``).
 
@@ -29,7 +29,8 @@ worlds from the agent's generator, seeded by ``reset``: a game replays exactly f
 as ``max_seconds`` (a bound on one decision's search: the rollouts still running are then scored
 as they stand) is not reached.
 
-Arguments: ``base`` (a trained policy spec: ``champion`` or ``'policy:PATH'``), ``worlds`` (96),
+Arguments: ``base`` (a trained policy spec: ``champion_v1``, the default, on which every published search
+figure rests; ``champion_v2``, ``champion`` or ``'policy:PATH'``), ``worlds`` (96),
 ``candidates`` (3), ``confident`` (0.8), ``z`` (1.0), ``horizon`` (0: the round's end),
 ``max_seconds`` (10.0), ``weighted`` (false: uniform worlds; true: worlds weighted by the base
 policy's probability of the last discard), ``confirm`` (0: none; else the worlds of the second test
@@ -54,7 +55,7 @@ from .base import Agent
 from .policy import NumpyPolicy, TorchPolicy
 
 #: the arguments of ``search(...)`` and their defaults
-PARAMS: Dict[str, Any] = {"base": "champion", "worlds": 96, "candidates": 3, "confident": 0.8, "z": 1.0,
+PARAMS: Dict[str, Any] = {"base": "champion_v1", "worlds": 96, "candidates": 3, "confident": 0.8, "z": 1.0,
                           "horizon": 0, "max_seconds": 10.0, "weighted": False, "confirm": 0}
 
 
@@ -84,7 +85,7 @@ class SearchAgent(Agent):
     needs_observation = True
     needs_view = True
 
-    def __init__(self, seed: int = 0, base: str = "champion", worlds: int = 96, candidates: int = 3,
+    def __init__(self, seed: int = 0, base: str = "champion_v1", worlds: int = 96, candidates: int = 3,
                  confident: float = 0.8, z: float = 1.0, horizon: int = 0, max_seconds: float = 10.0,
                  weighted: bool = False, confirm: int = 0, base_agent: Optional[Agent] = None):
         """``base`` names the base policy's spec; ``base_agent`` is that agent, built by the caller

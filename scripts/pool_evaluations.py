@@ -4,6 +4,7 @@ the same two agents, with different match seeds (hence different deals) and the 
     python scripts/pool_evaluations.py runs/search-eval/champion-s*
     python scripts/pool_evaluations.py runs/search-eval/champion-s* --sprt h0=0.5 h1=0.57
     python scripts/pool_evaluations.py runs/search-eval/strategic-s* --baseline runs/search-eval/strategic-champion-s*
+    python scripts/pool_evaluations.py runs/exploit-v2-eval --baseline runs/exploit-v1-eval --other-opponent
 
 When every part keeps its ``deals.csv`` (the evaluation writes one), the parts' deals are one sample:
 the win rate is their mean per-deal outcome and its 95% interval the evaluation's own
@@ -24,7 +25,9 @@ scripts/eval_search.sh uses it to stop a run in parts once the test decides.
 the same deals (the same match seeds, hence the same deal seeds, both kept in deals.csv): the
 output's ``paired`` section holds the mean per-deal difference A minus baseline and its 95%
 t-interval over the deals (each deal one paired observation, the sharper comparison: both agents
-met the same cards).
+met the same cards).  With ``--other-opponent`` the baseline may have played another opponent on those
+deals: two exploiters, each against its own target, compared deal by deal (which target is harder to
+exploit); the ``paired`` section then names the baseline's opponent too.
 """
 from __future__ import annotations
 
@@ -68,7 +71,7 @@ def _deal_scores(folder: Path, agents: List[str]) -> Optional[List[Tuple[str, fl
 
 
 def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None,
-         baseline: Optional[List[Path]] = None) -> Dict[str, Any]:
+         baseline: Optional[List[Path]] = None, other_opponent: bool = False) -> Dict[str, Any]:
     """The pooled duel of the part folders that hold a ``results.json`` (ValueError naming the problem)."""
     test = parse_sprt(sprt_tokens) if sprt_tokens is not None else None
     out, deals = _pooled(folders, test is not None or baseline is not None)
@@ -83,7 +86,7 @@ def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None,
                           "win_rate_ci": list(deal_interval(kept))}
     if baseline is not None:
         other, other_deals = _pooled(baseline, True)
-        if other["agents"][1] != out["agents"][1]:
+        if other["agents"][1] != out["agents"][1] and not other_opponent:
             raise ValueError(f"the baseline's opponent is {other['agents'][1]}, not {out['agents'][1]}")
         mine, theirs = [seed for seed, _ in deals], [seed for seed, _ in other_deals]
         if mine != theirs:
@@ -95,7 +98,8 @@ def pool(folders: List[Path], sprt_tokens: Optional[List[str]] = None,
         mean, ci = mean_ci(diffs, -1.0, 1.0)
         out["paired"] = {"baseline": other["agents"][0], "baseline_wins": other["wins"],
                          "baseline_win_rate": other["win_rate"],
-                         "baseline_win_rate_ci": other["win_rate_ci"], "deals": len(diffs),
+                         "baseline_win_rate_ci": other["win_rate_ci"], "baseline_opponent": other["agents"][1],
+                         "deals": len(diffs),
                          "difference": mean, "difference_ci": ci,
                          "method": "mean per-deal difference (A's score less the baseline's on the same deal), "
                                    "95% t-interval over the deals"}
@@ -172,9 +176,14 @@ def main(argv) -> int:
     ap.add_argument("--baseline", nargs="+", type=Path, metavar="FOLDER", default=None,
                     help="parts of another agent against the same opponent on the same match seeds: "
                          "the paired per-deal difference")
+    ap.add_argument("--other-opponent", action="store_true",
+                    help="with --baseline: the baseline played another opponent on the same deals")
     args = ap.parse_args(argv)
+    if args.other_opponent and args.baseline is None:
+        print("pool_evaluations: error: --other-opponent compares with a --baseline; name its folders", file=sys.stderr)
+        return 2
     try:
-        out = pool(args.folders, args.sprt, args.baseline)
+        out = pool(args.folders, args.sprt, args.baseline, args.other_opponent)
     except ValueError as e:
         print(f"pool_evaluations: error: {e}", file=sys.stderr)
         return 2

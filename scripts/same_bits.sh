@@ -11,10 +11,12 @@
 #                                    (batched.core compiled / reference): every metrics.jsonl row and the
 #                                    final actor's arrays
 #   eval-{heur,champ}-{compiled,reference}
-#                                    handfoot evaluate --agents strategic greedy / champion strategic:
+#                                    handfoot evaluate --agents strategic greedy / champion_v1 strategic:
 #                                    deals.csv and results.json (wall-clock and provenance fields aside)
 #   search                           one duplicate deal of search (max_seconds high enough that no search
-#                                    is cut) against the champion: deals.csv
+#                                    is cut; its base the default, champion_v1) against champion_v1: deals.csv
+# The first champion is `champion_v1` in a tree that ships it and `champion` in one from before (the same
+# weights; same_bits_compare.py reads the one name as the other).
 # scripts/same_bits_compare.py says what "the same" means for each output (a key only the tree's
 # results.json holds, such as a new rule field, is no difference). One line per output; exit 0 when every
 # output is the same, 1 when one differs, 2 when an output could not be built.
@@ -32,6 +34,8 @@ mkdir -p "$WORK"
 build() {   # build TREE OUTDIR: every output of the tree at TREE into OUTDIR
   local tree=$1 out=$2
   mkdir -p "$out"
+  local champ=champion                  # the first champion, by the name its tree gives it
+  [ -f "$tree/agents/weights/champion_v1.npz" ] && champ=champion_v1
   made() {    # made NAME COMMAND...: run the handfoot command into OUTDIR/NAME unless it is there (whole)
     local name=$1; shift
     [ -d "$out/$name" ] && return 0
@@ -55,12 +59,12 @@ build() {   # build TREE OUTDIR: every output of the tree at TREE into OUTDIR
     for core in compiled reference; do
       made "eval-heur-$core" evaluate --agents strategic greedy --deals 12 --seed 71 --workers 1 --core $core \
         --no-plots --no-progress --out @OUT@
-      made "eval-champ-$core" evaluate --agents champion strategic --deals 12 --seed 72 --workers 1 --core $core \
+      made "eval-champ-$core" evaluate --agents $champ strategic --deals 12 --seed 72 --workers 1 --core $core \
         --no-plots --no-progress --out @OUT@
     done
   fi
   if [[ " $ONLY " == *" search "* ]]; then
-    made search evaluate --agents 'search(worlds=24,max_seconds=1000)' champion --deals 1 --seed 41800 \
+    made search evaluate --agents 'search(worlds=24,max_seconds=1000)' $champ --deals 1 --seed 41800 \
       --workers 1 --core compiled --no-plots --no-progress --out @OUT@
   fi
 }

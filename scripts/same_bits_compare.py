@@ -6,7 +6,8 @@ search); one line per output, exit 0 when every one is the same, 1 when one diff
 A training run: every ``metrics.jsonl`` byte (its rows hold no wall-clock figure) and every array of the
 final actor.  An evaluation: ``deals.csv`` byte for byte, and ``results.json`` but for the fields of the
 machine and the clock (:data:`VOLATILE`), the method's prose, and keys only the working tree's file holds
-(a new rule field at its default, a new count).
+(a new rule field at its default, a new count).  The first champion's new name, ``champion_v1``, reads as
+``champion`` (its name before, the same weights) when the base's output names ``champion``.
 """
 from __future__ import annotations
 
@@ -20,6 +21,18 @@ import numpy as np
 #: results.json keys that name the machine, the clock or the command line, not the games
 VOLATILE = {"timing", "versions", "commit", "command", "argv", "out", "started", "finished", "date", "host",
             "elapsed_s", "wall_s", "seconds", "method"}
+
+
+#: agent specs renamed since a base: the tree's name -> the base's (the same agent)
+RENAMED = {"champion_v1": "champion"}
+
+
+def _renamed(base_text: str, tree_text: str) -> str:
+    """The tree's text with its renamed specs under the base's names, where the base's text uses them."""
+    for new, old in RENAMED.items():
+        if new in tree_text and new not in base_text and old in base_text:
+            tree_text = tree_text.replace(new, old)
+    return tree_text
 
 
 def differences(x: Any, y: Any, at: str = "") -> List[str]:
@@ -52,9 +65,11 @@ def compare(base: Path, tree: Path, name: str) -> Optional[str]:
             if za[k].dtype != zb[k].dtype or za[k].tobytes() != zb[k].tobytes():
                 return f"final actor array {k} differs"
         return None
-    if (a / "deals.csv").read_bytes() != (b / "deals.csv").read_bytes():
+    da, db = ((p / "deals.csv").read_text() for p in (a, b))
+    if da != _renamed(da, db):
         return "deals.csv differs"
-    diff = differences(*(json.loads((p / "results.json").read_text()) for p in (a, b)))
+    ra, rb = ((p / "results.json").read_text() for p in (a, b))
+    diff = differences(json.loads(ra), json.loads(_renamed(ra, rb)))
     return f"results.json differs in {', '.join(diff[:6])}" if diff else None
 
 

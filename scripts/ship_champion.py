@@ -1,10 +1,11 @@
-"""Ship a trained checkpoint as the package's ``champion`` agent, with its provenance.
+"""Ship a trained checkpoint as one of the package's champions (``champion_v1``, ``champion_v2``; the spec
+``champion`` names the newest), with its provenance.
 
-    python scripts/ship_champion.py runs/champion-s7            # its best/ checkpoint
-    python scripts/ship_champion.py runs/champion-s7 --checkpoint checkpoints/step_030000000
+    python scripts/ship_champion.py runs/champion-go-s7 --name champion_v1 --checkpoint final
+    python scripts/ship_champion.py runs/league-s11 --name champion_v2 --checkpoint checkpoints/step_015304160
 
 Copies the checkpoint's ``actor.npz`` (arrays only, checked as an actor) to
-``agents/weights/champion.npz`` and the run's record to ``docs/results/champion/``: the resolved
+``agents/weights/NAME.npz`` and the run's record to ``docs/results/NAME/``: the resolved
 training config, the experiment config, ``run.json`` (seeds, versions, git commit, command),
 ``metrics.jsonl`` (thinned: :func:`experiments.runs.thin_metrics`), ``learning_curve.png``, the
 experiment's ``report.md``, ``experiment.json`` and
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents.policy import ACTOR_FILE, is_q, load_actor  # noqa: E402
-from agents.registry import SHIPPED  # noqa: E402
+from agents.registry import CHAMPIONS, SHIPPED  # noqa: E402
 from experiments.runs import thin_metrics  # noqa: E402
 
 RECORD = ("config.yaml", "experiment.yaml", "run.json", "metrics.jsonl", "learning_curve.png", "report.md",
@@ -37,8 +38,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="the training run folder")
     ap.add_argument("--checkpoint", default="best", help="checkpoint folder inside the run (default: best)")
-    ap.add_argument("--name", default="champion", choices=sorted(SHIPPED), help="shipped agent name")
-    ap.add_argument("--docs", default=str(ROOT / "docs" / "results" / "champion"), help="where the record goes")
+    ap.add_argument("--name", required=True, choices=CHAMPIONS, help="shipped agent name")
+    ap.add_argument("--docs", help="where the record goes (default: docs/results/NAME)")
     ap.add_argument("--weights", help="where the weights go (default: the package's agents/weights/NAME.npz)")
     a = ap.parse_args(argv)
     run = Path(a.run)
@@ -59,7 +60,7 @@ def main(argv=None) -> int:
     dest = Path(a.weights) if a.weights else ROOT / "agents" / SHIPPED[a.name]
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest)
-    docs = Path(a.docs)
+    docs = Path(a.docs) if a.docs else ROOT / "docs" / "results" / a.name
     docs.mkdir(parents=True, exist_ok=True)
     for name in RECORD + ("champion.json",):     # the record of the agent shipped before goes with it
         (docs / name).unlink(missing_ok=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The shipped `champion`, end to end: about 2.6 hours of training on 2 CPU cores, then the
-# evaluations of docs/results/champion/ and the copy into the package.  Every stage is one
-# command of the project; this script only runs them in order (docs/results/champion/README.md).
+# The shipped `champion_v1`, end to end: about 2.6 hours of training on 2 CPU cores, then the
+# evaluations of docs/results/champion_v1/ and the copy into the package.  Every stage is one
+# command of the project; this script only runs them in order (docs/results/champion_v1/README.md).
 #
 #   bash scripts/train_champion.sh              # HANDFOOT=path/to/handfoot to use another install
 #
@@ -41,4 +41,4 @@ for ck in "$RUN"/checkpoints/step_* "$RUN/final"; do
 done
 "$H" evaluate --agents "policy:$RUN/final" random greedy strategic --deals 300 --seed 2000003 \
     --workers 2 --no-progress --out runs/eval/champion-test
-"${PYTHON:-python}" scripts/ship_champion.py "$RUN" --checkpoint final
+"${PYTHON:-python}" scripts/ship_champion.py "$RUN" --name champion_v1 --checkpoint final

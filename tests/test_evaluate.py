@@ -222,7 +222,7 @@ def test_records_replay(tmp_path):
 
 
 # ----------------------------------------------------------------------------- cores
-CHAMPION = Path(agents.__file__).parent / "weights" / "champion.npz"
+CHAMPION = Path(agents.__file__).parent / "weights" / "champion_v1.npz"
 needs_numba = pytest.mark.skipif(not compiled_available(), reason="the compiled core needs Numba")
 
 

@@ -71,24 +71,26 @@ def test_bootstrap_resamples_deals_jointly_and_is_seeded():
     assert np.allclose(same, same[0])          # every deal alike: every resample alike
 
 
-def test_field_has_champion_only_when_the_registry_builds_it(monkeypatch):
+def test_field_has_each_shipped_champion_the_registry_builds(monkeypatch):
     def fake(spec, seed=0):
-        if spec == "champion":
+        if spec == "champion_v2":
             return GreedyAgent(seed)
         raise ValueError("unknown")
     assert lb.field_specs(["greedy", "policy:x"], champion=False) == ["random", "greedy", "strategic", "policy:x"]
+    assert lb.field_specs(champion=True) == ["random", "greedy", "strategic", "champion_v1", "champion_v2"]
     monkeypatch.setattr(lb, "make_agent", fake)
-    assert lb.champion_available() and lb.field_specs()[-1] == "champion"
-    assert lb.field_specs(["champion"]).count("champion") == 1
+    assert lb.champion_available("champion_v2") and not lb.champion_available("champion_v1")
+    assert lb.field_specs() == ["random", "greedy", "strategic", "champion_v2"]
+    assert lb.field_specs(["champion_v2", "champion"]) == ["random", "greedy", "strategic", "champion_v2", "champion"]
     monkeypatch.setattr(lb, "make_agent", lambda spec, seed=0: (_ for _ in ()).throw(ValueError("no")))
-    assert not lb.champion_available() and "champion" not in lb.field_specs()
-    monkeypatch.setattr(lb, "BUILTIN", ("random", "greedy", "strategic", "champion"))   # if it becomes a built-in
-    assert lb.field_specs(champion=True).count("champion") == 1
+    assert lb.field_specs() == ["random", "greedy", "strategic"]
+    monkeypatch.setattr(lb, "BUILTIN", ("random", "greedy", "strategic", "champion_v1"))   # if it becomes a built-in
+    assert lb.field_specs(champion=True).count("champion_v1") == 1
 
 
 def test_leaderboard_writes_page_plot_and_json(tmp_path, monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "plugin_agent"))
-    monkeypatch.setattr(lb, "champion_available", lambda: False)
+    monkeypatch.setattr(lb, "champion_available", lambda name: False)
     out = tmp_path / "board"
     argv = ["--games", "3", "--seed", "2", "--bootstrap", "100", "--out", str(out), "--no-progress",
             "--agents", "py:natural_agent:NaturalAgent"]

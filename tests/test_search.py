@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _position(seed: int = 3, actions: int = 40) -> Game:
     g = Game("pagat")
     g.reset(seed=seed)
-    champs = [make_agent("champion") for _ in range(4)]
+    champs = [make_agent("champion_v1") for _ in range(4)]
     for p, a in enumerate(champs):
         a.reset(p, g.rules, p)
     while g.round_actions < actions:
@@ -89,7 +89,7 @@ def test_rollouts_score_what_the_reference_engine_plays():
     cands = legal[:2]
     values = agent._evaluate(view, cands, 3)
     assert values.shape == (3, 2)
-    champs = [make_agent("champion") for _ in range(4)]
+    champs = [make_agent("champion_v1") for _ in range(4)]
     for q, a in enumerate(champs):
         a.reset(q, g.rules, q)
     rows = one_legal = 0
@@ -114,7 +114,7 @@ def test_search_plays_legal_reproducible_moves_and_counts_its_searches():
     def run(seed):
         g = _position(seed=5, actions=10)
         agent = make_agent("search(worlds=2, candidates=2, horizon=12)", seed=0)
-        champ = make_agent("champion")
+        champ = make_agent("champion_v1")
         for q in range(4):
             champ.reset(q, g.rules, q)
         agent.reset(0, g.rules, seed)
@@ -156,7 +156,7 @@ def test_confirm_departs_only_where_the_first_test_did_and_fresh_worlds_agree():
         if sb["deviated"]:
             assert b == a
         elif sb["withdrawn"]:                 # withdrawn: the base policy's own choice
-            champ = make_agent("champion")
+            champ = make_agent("champion_v1")
             champ.reset(q, g.rules, 0)
             assert b == agent_action(champ, g, q) != a
         searched += sb["searched"]
@@ -325,6 +325,19 @@ def test_pool_evaluations_gives_the_evaluations_per_deal_interval_and_replays_th
     _part(other, 1, [1.0, 1.0], agents=("champion", "strategic"))
     assert pool.main([str(folders[0]), "--baseline", str(other)]) == 2
     assert "opponent is strategic" in capsys.readouterr().err
+    # two exploiters, each against its own target, on the same deals: compared only when asked
+    theirs = []
+    for i, scores in enumerate(parts):
+        theirs.append(tmp_path / f"x{i}")
+        _part(theirs[-1], 100 - i, [1.0 - x for x in scores], agents=("exploiter", "strategic"))
+    assert pool.main([str(f) for f in folders] + ["--baseline"] + [str(f) for f in theirs]) == 2
+    assert "opponent is strategic" in capsys.readouterr().err
+    assert pool.main([str(f) for f in folders] + ["--baseline"] + [str(f) for f in theirs] + ["--other-opponent"]) == 0
+    paired = json.loads(capsys.readouterr().out)["paired"]
+    assert paired["baseline_opponent"] == "strategic" and paired["deals"] == 48
+    assert paired["difference"] == pytest.approx(sum(2 * x - 1 for x in in_order) / 48)
+    assert pool.main([str(folders[0]), "--other-opponent"]) == 2
+    assert "--other-opponent compares with a --baseline" in capsys.readouterr().err
     # a part whose deals.csv is another duel's, or not a deals.csv, is named
     (folders[0] / "deals.csv").write_text((folders[0] / "deals.csv").read_text().replace("champion", "greedy"))
     assert pool.main([str(f) for f in folders]) == 2
@@ -341,7 +354,7 @@ def test_pool_evaluations_gives_the_evaluations_per_deal_interval_and_replays_th
 def test_weighted_worlds_search_at_the_draw_after_a_discard():
     g = _position(seed=6, actions=30)
     while g.phase != 0 or not g.history or not DISCARD_BASE <= g.history[-1][1] < MELD_BASE:
-        champ = make_agent("champion")
+        champ = make_agent("champion_v1")
         champ.reset(g.current, g.rules, 0)
         g.step(agent_action(champ, g, g.current))
     p = g.current

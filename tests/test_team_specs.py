@@ -141,7 +141,7 @@ def test_a_training_config_refuses_a_team_that_does_not_fit(capsys):
 
 def test_the_leaderboard_rates_a_team_as_one_entrant(tmp_path, monkeypatch, capsys):
     from experiments.evaluation import leaderboard as lb
-    monkeypatch.setattr(lb, "champion_available", lambda: False)
+    monkeypatch.setattr(lb, "champion_available", lambda name: False)
     out = tmp_path / "board"
     assert lb.leaderboard_main(["--games", "1", "--seed", "2", "--bootstrap", "10", "--out", str(out),
                                 "--no-progress", "--agents", "team(greedy,random)"]) == 0

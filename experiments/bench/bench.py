@@ -20,7 +20,7 @@ same run the same way:
 ``aec_compiled`` the same loop on ``handfoot_v0.env(core="compiled")``.
 ``eval`` / ``eval_compiled``  games of the duplicate evaluation harness
                (:func:`experiments.evaluation.harness.play_game`) between each pair of agents of
-               ``eval.pairs`` (default the champion against strategic, and the champion against
+               ``eval.pairs`` (default the first champion, ``champion_v1``, against strategic, and against
                itself), on the reference engine and on the compiled core; actions/s counts every
                seat's actions, obs/s those of seats that read an observation.
 ``search``     games with the search agent ``search.spec`` in both seats of team 0 against

@@ -139,9 +139,9 @@ DEFAULTS: Dict[str, Any] = {
     "clock": "cpu",                         # cpu (process time) or wall
     "vecenv": {"n_envs": 16},
     "core": {"n_games": 256},
-    "eval": {"pairs": [["champion", "strategic"], ["champion", "champion"]]},
+    "eval": {"pairs": [["champion_v1", "strategic"], ["champion_v1", "champion_v1"]]},
     "selfplay": {"n_envs": 8, "train_config": "configs/train/quickstart.yaml"},
-    "search": {"spec": "search", "opponent": "champion", "core": "compiled"},   # the search row's games
+    "search": {"spec": "search", "opponent": "champion_v1", "core": "compiled"},   # the search row's games
     "train": {"config": "configs/train/quickstart.yaml", "backends": ["sb3", "rllib", "batched", "dmc"],
               "variants": {}, "short": 4096, "long": 32768, "repeats": 1, "set": [], "baseline": None,
               "steady_updates": 0},

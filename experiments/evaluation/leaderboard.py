@@ -1,4 +1,5 @@
-"""``handfoot leaderboard``: every built-in agent (and ``champion`` when the package ships it, and any
+"""``handfoot leaderboard``: every built-in agent (and each shipped champion, ``champion_v1``, ``champion_v2``,
+by that name, and any
 ``--agents`` specs) in one duplicate-format round-robin, written as a page.
 
 Usage::
@@ -37,7 +38,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from agents.registry import BUILTIN, make_agent
+from agents.registry import BUILTIN, CHAMPIONS, make_agent
 from experiments.config import CommandParser, command, seed_arg
 from experiments.evaluation.harness import EvalConfig, run_evaluation
 from experiments.evaluation.report import _pyplot, fmt_adp, fmt_ci_num, fmt_ci_pct, fmt_pct
@@ -45,28 +46,29 @@ from experiments.evaluation.stats import DEAL_INTERVAL_METHOD, bradley_terry_elo
 from experiments.evaluation.stats import ELO_ANCHOR
 from experiments.runs import git_commit, results_folder
 
-#: the shipped reference agent's spec; on the board whenever the registry knows it
-CHAMPION = "champion"
 ANCHOR = "random"
 FILES = ("leaderboard.md", "leaderboard.png", "leaderboard.json")
 #: where the board goes without ``--out`` (the curated board in docs/ is never the default)
 DEFAULT_OUT = "runs/leaderboard"
 
 
-def champion_available() -> bool:
-    """Whether ``make_agent("champion")`` builds an agent in this installation."""
+def champion_available(name: str) -> bool:
+    """Whether ``make_agent(name)`` builds the shipped champion ``name`` in this installation."""
     try:
-        make_agent(CHAMPION, 0)
+        make_agent(name, 0)
     except Exception:  # noqa: BLE001 - any failure means: not shipped here
         return False
     return True
 
 
 def field_specs(extra: Sequence[str] = (), champion: Optional[bool] = None) -> List[str]:
-    """The board's agents: the built-ins, ``champion`` when available, then ``extra`` (no repeats)."""
+    """The board's agents: the built-ins, each shipped champion by its versioned name (``champion_v1``, ...;
+    not the alias ``champion``, which would play its namesake) when available (``champion``: all or none),
+    then ``extra`` (no repeats)."""
     specs = list(BUILTIN)
-    if CHAMPION not in specs and (champion if champion is not None else champion_available()):
-        specs.append(CHAMPION)
+    for name in CHAMPIONS:
+        if name not in specs and (champion if champion is not None else champion_available(name)):
+            specs.append(name)
     for s in extra:
         s = s.strip()
         if s and s not in specs:
@@ -244,7 +246,7 @@ def write_board(out: Path, board: Dict[str, Any], res: Dict[str, Any], info: Dic
 # ------------------------------------------------------------------------------------ command
 def _parser() -> CommandParser:
     p = CommandParser(prog="handfoot leaderboard",
-                      description="Round-robin of the built-in agents (and champion, when shipped, and --agents) "
+                      description="Round-robin of the built-in agents (and the shipped champions, and --agents) "
                                   "in duplicate deals; ratings with random = 1000, win-rate and ADP matrices.")
     p.add_argument("--agents", nargs="+", default=[], metavar="SPEC",
                    help="more agents: policy:PATH, rllib:PATH, py:package.module:ClassName or an entry-point name")
