@@ -130,7 +130,8 @@ def test_ship_script_copies_the_checkpoint_and_replaces_the_old_record(tmp_path,
     (docs / "report.md").write_text("old report\n")
     assert ship.main([str(run), "--name", "champion_v2", "--docs", str(docs), "--weights", str(dest)]) == 0
     info = json.loads((docs / "champion.json").read_text())
-    assert info["agent"] == "champion_v2" and info["timesteps"] == 1234 and info["backend"] == "batched" and info["network"] == "policy"
+    assert info["agent"] == "champion_v2" and info["timesteps"] == 1234
+    assert info["backend"] == "batched" and info["network"] == "policy"
     assert info["sha256"] == hashlib.sha256(dest.read_bytes()).hexdigest()
     assert (docs / "config.yaml").read_text() == "seed: 1\n"
     assert (docs / "experiment_eval" / "best" / "results.csv").is_file()
