@@ -138,7 +138,7 @@ def _one_seat(server, browser, rules, seats, seed, seat):
 
 def test_a_person_plays_a_whole_game_by_clicking(server, browser):
     client, table, token, ctx, page, errors = _one_seat(server, browser, "pagat", ["human", "strategic", "greedy",
-                                                                               "champion"], 21, 0)
+                                                                               "champion_v1"], 21, 0)
     try:
         assert len(page.locator("#hand .card").all()) == len(client.state(table, token)["hand"])
         decisions, shot, sheets = 0, False, []
