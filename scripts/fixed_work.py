@@ -4,7 +4,7 @@ processes (the same work on each: `handfoot bench` rows measure rates over a fix
     python scripts/fixed_work.py core 12000     # CoreBatch: 256 games, random legal play, 12000 steps
     python scripts/fixed_work.py aec 150        # the PettingZoo loop on the compiled core, 150 games
     python scripts/fixed_work.py train 40000    # the quickstart recipe on the batched backend, 40k decisions
-    python scripts/fixed_work.py eval 40        # handfoot evaluate champion against greedy, 40 deals
+    python scripts/fixed_work.py eval 40        # handfoot evaluate champion_v1 against greedy, 40 deals
 
 It imports the project from the Python path, so another tree is timed by putting it first:
 ``PYTHONPATH=/path/to/other/clone python scripts/fixed_work.py core 12000`` (run both from the other
@@ -74,7 +74,9 @@ def main(argv) -> int:
                  "--set", "evaluation.final_deals=0", "--set", "checkpoint_every=100000000", "--set", "seed=3"])
         print(n)
     else:
-        command(["evaluate", "--agents", "champion", "greedy", "--deals", str(n), "--seed", "5", "--workers", "1",
+        from agents.registry import SHIPPED      # the first champion, by the name the tree gives it
+        first = "champion_v1" if "champion_v1" in SHIPPED else "champion"
+        command(["evaluate", "--agents", first, "greedy", "--deals", str(n), "--seed", "5", "--workers", "1",
                  "--core", "compiled", "--no-plots", "--no-progress", "--out", "@DIR@/e"])
         print(2 * n)
     return 0
